@@ -1,0 +1,47 @@
+"""JupyterHub wiring for the GPU portal: no logic here, only which parts and which values.
+
+Read by `jupyterhub -f deploy/jupyterhub_config.py`. Values a deployment changes come from
+environment variables with a PORTAL_ prefix, so the demo, the tests and a real cluster share
+this one file.
+"""
+
+import os
+from pathlib import Path
+
+import spawner.port_handler  # noqa: F401  the port-only callback replaces batchspawner's
+
+c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
+
+state = Path(os.environ.get("PORTAL_HUB_STATE", "/var/lib/portal-local/hub"))
+state.mkdir(parents=True, exist_ok=True, mode=0o700)
+port = int(os.environ.get("PORTAL_HUB_PORT", "8000"))
+
+# -- the hub and its proxy --------------------------------------------------------------
+c.JupyterHub.bind_url = f"http://{os.environ.get('PORTAL_HUB_BIND', '127.0.0.1')}:{port}"
+c.JupyterHub.hub_ip = os.environ.get("PORTAL_HUB_CONNECT_IP", "127.0.0.1")
+c.JupyterHub.hub_port = port + 81
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port + 1}"
+c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
+c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
+# Stopping or restarting the hub must never cancel users' jobs.
+c.JupyterHub.cleanup_servers = False
+c.JupyterHub.template_paths = [str(Path(__file__).resolve().parents[1] / "templates" / "hub")]
+
+# -- login with the cluster's LDAP ----------------------------------------------------
+c.JupyterHub.authenticator_class = "cluster-ldap"
+c.ClusterLDAPAuthenticator.server_uri = os.environ.get("PORTAL_LDAP_URI", "ldap://127.0.0.1:3890/")
+c.ClusterLDAPAuthenticator.user_search_base = "ou=people,dc=example,dc=org"
+c.ClusterLDAPAuthenticator.group_search_base = "ou=groups,dc=example,dc=org"
+c.ClusterLDAPAuthenticator.allowed_ldap_groups = {"ds", "hpc-admins"}
+c.ClusterLDAPAuthenticator.admin_ldap_groups = {"hpc-admins"}
+
+# -- GPU profiles, each a Slurm job ----------------------------------------------------
+c.JupyterHub.spawner_class = "gpu-profiles"
+c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
+c.GpuSlurmSpawner.session_venv = os.environ.get("PORTAL_SESSION_VENV", "/opt/gpuportal/venv")
+c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.0")
+c.Spawner.default_url = "/lab"
+c.Spawner.start_timeout = 300
+c.Spawner.http_timeout = 60

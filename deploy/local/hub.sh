@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The hub of the local demo, in the background: hub.sh start | stop | status
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+VENV=${PORTAL_VENV:-/opt/gpuportal/venv}
+export PORTAL_HUB_STATE=${PORTAL_HUB_STATE:-/var/lib/portal-local/hub}
+export PORTAL_HUB_PORT=${PORTAL_HUB_PORT:-8000}
+PIDFILE=$PORTAL_HUB_STATE/hub-process.pid
+LOG=$PORTAL_HUB_STATE/hub.log
+URL="http://127.0.0.1:$PORTAL_HUB_PORT"
+
+alive() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
+
+start() {
+    install -d -m 0700 "$PORTAL_HUB_STATE"
+    if alive; then echo "[hub] already running at $URL"; return; fi
+    cd "$PORTAL_HUB_STATE"
+    PATH="$VENV/bin:$PATH" setsid "$VENV/bin/jupyterhub" -f "$REPO/deploy/jupyterhub_config.py" \
+        >>"$LOG" 2>&1 </dev/null &
+    echo $! >"$PIDFILE"
+    for _ in $(seq 150); do
+        if curl -fs -o /dev/null "$URL/hub/api"; then echo "[hub] up at $URL (log: $LOG)"; return; fi
+        alive || { tail -20 "$LOG"; echo "[hub] failed to start" >&2; exit 1; }
+        sleep 0.2
+    done
+    echo "[hub] did not answer in 30 s; see $LOG" >&2; exit 1
+}
+
+stop() {
+    if alive; then
+        kill "$(cat "$PIDFILE")"
+        for _ in $(seq 100); do alive || break; sleep 0.1; done
+        alive && kill -9 "$(cat "$PIDFILE")" || true
+        echo "[hub] stopped"
+    fi
+    rm -f "$PIDFILE"
+    # The proxy normally goes with the hub; make sure of it.
+    if [ -f "$PORTAL_HUB_STATE/proxy.pid" ]; then
+        kill "$(cat "$PORTAL_HUB_STATE/proxy.pid")" 2>/dev/null || true
+        rm -f "$PORTAL_HUB_STATE/proxy.pid"
+    fi
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status) if alive; then echo "hub: running at $URL"; else echo "hub: stopped"; fi ;;
+    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+esac

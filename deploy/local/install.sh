@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Everything the demo (and, with --test, the tests) needs on a fresh Debian 12 machine, as root.
+# Safe to run again: it installs only what is missing and rebuilds the venv only when
+# pyproject.toml changed.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../.." && pwd)
+VENV=${PORTAL_VENV:-/opt/gpuportal/venv}
+WITH_TESTS=0
+[ "${1:-}" = "--test" ] && WITH_TESTS=1
+
+say() { printf '[install] %s\n' "$*"; }
+[ "$(id -u)" = 0 ] || { echo "[install] run as root" >&2; exit 1; }
+
+packages=(slurm-wlm slurmctld slurmd slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates)
+[ "$WITH_TESTS" = 1 ] && packages+=(chromium)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+    say "apt packages: ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    echo "slapd slapd/no_configuration boolean true" | debconf-set-selections
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+# The job runs as the user: its code and venv must be readable by every user.
+if ! runuser -u nobody -- test -r "$REPO/spawner/singleuser.py"; then
+    echo "[install] $REPO is not readable by other users; the jobs (which run as the user)" \
+        "need it. Clone the repository somewhere world-readable, e.g. /opt or /srv." >&2
+    exit 1
+fi
+
+extras="session,proxy"
+[ "$WITH_TESTS" = 1 ] && extras="session,proxy,test"
+stamp="$VENV/.portal-installed"
+want="$(sha256sum "$REPO/pyproject.toml" | cut -c1-16) $extras $REPO"
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    # Built from Debian's python3 (not a Python under /root) so that users' jobs can run it.
+    say "venv at $VENV ($extras)"
+    [ -x "$VENV/bin/python" ] || /usr/bin/python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --upgrade pip
+    "$VENV/bin/pip" install -q -e "$REPO[$extras]"
+    chmod -R a+rX "$VENV"
+    echo "$want" >"$stamp"
+fi
+say "ready"

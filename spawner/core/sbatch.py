@@ -1,0 +1,132 @@
+"""Rendering of sbatch scripts from allow-listed, validated values (never from raw user input)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from spawner.core.profiles import SLUG_RE, SLURM_NAME_RE
+from spawner.core.request import SpawnRequest
+from spawner.core.runtime import format_runtime
+
+TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
+
+USERNAME_RE = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
+# Absolute paths made of a conservative alphabet: they go into #SBATCH lines and the shell.
+PATH_RE = re.compile(r"/[A-Za-z0-9_./%-]*")
+ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+ARG_RE = re.compile(r"[^\x00-\x1f\x7f]*")
+
+
+class ScriptError(ValueError):
+    """A value that must not go into a batch script."""
+
+
+def _check(pattern: re.Pattern[str], value: str, what: str) -> str:
+    if not pattern.fullmatch(value):
+        raise ScriptError(f"{what} {value!r} is not allowed in a batch script")
+    return value
+
+
+@dataclass(frozen=True)
+class SingleUserJob:
+    """Everything the single-user job script needs, each value checked on construction."""
+
+    user: str
+    profile: str
+    partition: str
+    gpus: int
+    cores: int
+    mem_gb: int
+    runtime: int
+    output: str
+    workdir: str
+    export_vars: tuple[str, ...]
+    command: tuple[str, ...]
+    venv: str = ""
+
+    def __post_init__(self) -> None:
+        _check(USERNAME_RE, self.user, "user name")
+        _check(SLUG_RE, self.profile, "profile")
+        _check(SLURM_NAME_RE, self.partition, "partition")
+        _check(PATH_RE, self.output, "output path")
+        _check(PATH_RE, self.workdir, "working directory")
+        if self.venv:
+            _check(PATH_RE, self.venv, "venv path")
+        for name in self.export_vars:
+            _check(ENV_NAME_RE, name, "environment variable name")
+        if not self.command:
+            raise ScriptError("the job needs a command")
+        for arg in self.command:
+            _check(ARG_RE, arg, "command argument")
+        for number, what in ((self.gpus, "gpus"), (self.cores, "cores"), (self.mem_gb, "mem_gb")):
+            if number < 1:
+                raise ScriptError(f"{what} must be at least 1")
+        if self.runtime < 60:
+            raise ScriptError("runtime must be at least one minute")
+
+    @classmethod
+    def from_request(
+        cls,
+        request: SpawnRequest,
+        *,
+        user: str,
+        output: str,
+        workdir: str,
+        export_vars: Sequence[str],
+        command: Sequence[str],
+        venv: str = "",
+    ) -> SingleUserJob:
+        profile = request.profile
+        return cls(
+            user=user,
+            profile=profile.slug,
+            partition=profile.partition,
+            gpus=profile.gpus,
+            cores=profile.cores,
+            mem_gb=profile.mem_gb,
+            runtime=request.runtime,
+            output=output,
+            workdir=workdir,
+            export_vars=tuple(sorted(set(export_vars))),
+            command=tuple(command),
+            venv=venv,
+        )
+
+
+def _environment(templates_dir: Path) -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,  # a shell script, not HTML; values are pre-checked instead
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["shell_quote"] = shlex.quote
+    return env
+
+
+def render_singleuser_script(job: SingleUserJob, *, templates_dir: Path = TEMPLATES_DIR) -> str:
+    """The sbatch script for one JupyterLab job."""
+    template = _environment(templates_dir).get_template("sbatch/singleuser.sh.j2")
+    return template.render(
+        user=job.user,
+        profile=job.profile,
+        job_name=f"jupyterhub-{job.user}",
+        partition=job.partition,
+        gpus=job.gpus,
+        cores=job.cores,
+        mem_gb=job.mem_gb,
+        time=format_runtime(job.runtime),
+        output=job.output,
+        workdir=job.workdir,
+        export=",".join(job.export_vars) if job.export_vars else "NONE",
+        venv=job.venv,
+        command=shlex.join(job.command),
+    )

@@ -1,0 +1,146 @@
+"""An async Slurm client: argv lists (never a shell), each call with a timeout."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from spawner.core.jobs import SQUEUE_FORMAT, JobInfo, parse_sbatch_parsable, parse_squeue
+
+log = logging.getLogger(__name__)
+
+# squeue/scancel say this for a job id that has left slurmctld's memory: the job is gone.
+_GONE_MARKERS = ("Invalid job id specified", "Invalid job id")
+# These mean the controller could not be asked: state unknown, not "job gone".
+_UNREACHABLE_MARKERS = (
+    "Unable to contact slurm controller",
+    "Socket timed out",
+    "Connection refused",
+    "Zero Bytes were transmitted",
+)
+
+
+class SlurmError(RuntimeError):
+    """A Slurm command failed; `message` is Slurm's own words, fit to show a user."""
+
+    def __init__(self, argv: Sequence[str], returncode: int, message: str) -> None:
+        self.argv = list(argv)
+        self.returncode = returncode
+        self.message = message
+        super().__init__(f"{argv[0]} exited {returncode}: {message}")
+
+
+class SlurmUnavailable(SlurmError):
+    """slurmctld could not be reached (or did not answer in time): try again later."""
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+async def run_command(
+    argv: Sequence[str],
+    *,
+    input_text: str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float,
+) -> CommandResult:
+    """Run argv, feed it input_text, and kill it if it outlives timeout."""
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        stdin=asyncio.subprocess.PIPE if input_text is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+    )
+    data = input_text.encode() if input_text is not None else None
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(data), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        raise SlurmUnavailable(argv, -9, f"no answer within {timeout:g} s") from None
+    returncode = proc.returncode if proc.returncode is not None else -1
+    return CommandResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+
+
+def _first_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def _raise_for(argv: Sequence[str], result: CommandResult) -> None:
+    message = _first_line(result.stderr) or _first_line(result.stdout) or "no output"
+    # sbatch prefixes its errors with "sbatch: error: "; the rest is what a user needs to read.
+    for prefix in ("sbatch: error: ", "squeue: error: ", "scancel: error: "):
+        message = message.removeprefix(prefix)
+    if any(marker in result.stderr for marker in _UNREACHABLE_MARKERS):
+        raise SlurmUnavailable(argv, result.returncode, message)
+    raise SlurmError(argv, result.returncode, message)
+
+
+class SlurmClient:
+    """Submits, queries and cancels jobs; submission and cancel run as the job's user."""
+
+    def __init__(
+        self,
+        *,
+        run_as: Sequence[str] = ("sudo", "-E", "-u", "{user}"),
+        timeout: float = 20.0,
+        bin_dir: str = "",
+    ) -> None:
+        self._run_as = list(run_as)
+        self._timeout = timeout
+        self._bin = bin_dir.rstrip("/") + "/" if bin_dir else ""
+
+    def _as_user(self, user: str, *argv: str) -> list[str]:
+        return [*(part.replace("{user}", user) for part in self._run_as), *argv]
+
+    async def submit(
+        self, script: str, *, user: str, env: Mapping[str, str], test_only: bool = False
+    ) -> str:
+        """Submit script as user; return the job id (or sbatch's verdict with test_only)."""
+        argv = self._as_user(user, self._bin + "sbatch", "--test-only" if test_only else "--parsable")
+        result = await run_command(argv, input_text=script, env=env, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        if test_only:
+            # --test-only answers on stderr: "sbatch: Job 12 to start at ... on nodes gpu01".
+            return _first_line(result.stderr)
+        return parse_sbatch_parsable(result.stdout)
+
+    async def jobs(self, job_ids: Iterable[str]) -> dict[str, JobInfo]:
+        """One squeue for all the given jobs; jobs missing from the answer have ended."""
+        ids = sorted(set(job_ids), key=int)
+        if not ids:
+            return {}
+        argv = [
+            self._bin + "squeue",
+            "--noheader",
+            "--states=all",
+            f"--jobs={','.join(ids)}",
+            f"--format={SQUEUE_FORMAT}",
+        ]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            if any(marker in result.stderr for marker in _GONE_MARKERS):
+                # A lone purged id makes squeue fail; any others then are gone too or
+                # get asked again next time, so treat the whole answer as empty.
+                return {}
+            _raise_for(argv, result)
+        return parse_squeue(result.stdout)
+
+    async def cancel(self, job_id: str, *, user: str) -> None:
+        argv = self._as_user(user, self._bin + "scancel", job_id)
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0 and not any(m in result.stderr for m in _GONE_MARKERS):
+            _raise_for(argv, result)
+
+    async def run_as_user(self, user: str, argv: Sequence[str]) -> CommandResult:
+        """A small helper command as the user (mkdir, tail): home dirs may be root-squashed."""
+        return await run_command(self._as_user(user, *argv), timeout=self._timeout)

@@ -1,0 +1,68 @@
+"""The hub endpoint a starting job calls with its port: the port and nothing else.
+
+batchspawner's own handler setattr()s any attribute the job posts (exec_prefix,
+batch_query_cmd, ...), and some of those are later run through a shell. This one takes a
+single integer, and replaces batchspawner's handler at the same URL so the stock
+batchspawner-singleuser keeps working.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from jupyterhub.apihandlers import APIHandler, default_handlers
+from tornado import web
+
+CALLBACK_PATH = r"/api/batchspawner"
+
+
+def parse_port(body: Any) -> int:
+    """The port from a callback body; anything but exactly {"port": N} is refused."""
+    if not isinstance(body, dict) or set(body) != {"port"}:
+        keys = sorted(body) if isinstance(body, dict) else type(body).__name__
+        raise ValueError(f'send exactly {{"port": N}}; got {keys}')
+    port = body["port"]
+    if isinstance(port, bool) or not isinstance(port, int) or not 1 <= port <= 65535:
+        raise ValueError(f"port must be an integer from 1 to 65535, got {port!r}")
+    return port
+
+
+class PortCallbackHandler(APIHandler):
+    @web.authenticated
+    def post(self) -> None:
+        user = self.current_user
+        token = self.get_auth_token()
+        spawner = next(
+            (s for s in getattr(user, "spawners", {}).values() if token and s.api_token == token),
+            None,
+        )
+        if spawner is None:
+            raise web.HTTPError(404, "No starting server of yours uses this token.")
+        try:
+            port = parse_port(self.get_json_body())
+        except ValueError as error:
+            raise web.HTTPError(400, str(error)) from None
+        target = getattr(spawner, "child_spawner", None) or spawner
+        report = getattr(target, "report_port", None)
+        if callable(report):
+            report(port)
+        else:
+            target.port = port
+        self.log.info("%s reported port %d", spawner._log_name, port)
+        self.set_status(201)
+        self.finish(json.dumps({"message": "port recorded"}))
+
+
+def install() -> None:
+    """Put our handler in place of batchspawner's (importing batchspawner registers its own)."""
+    import batchspawner.api  # noqa: F401  registers the stock handler, which we then replace
+
+    for index, entry in enumerate(default_handlers):
+        if entry[0] == CALLBACK_PATH:
+            default_handlers[index] = (CALLBACK_PATH, PortCallbackHandler)
+            return
+    default_handlers.append((CALLBACK_PATH, PortCallbackHandler))
+
+
+install()
