@@ -31,7 +31,9 @@ class ClusterLDAPAuthenticator(Authenticator):
         help="LDAP groups whose members may log in, e.g. {'ds', 'hpc-admins'}; empty = any user.",
     )
     admin_ldap_groups = Set(
-        Unicode(), config=True, help="LDAP groups whose members are hub admins, e.g. {'hpc-admins'}."
+        Unicode(),
+        config=True,
+        help="LDAP groups whose members are hub admins, e.g. {'hpc-admins'}.",
     )
     timeout = Float(5.0, config=True, help="Seconds before LDAP is given up, e.g. 5.")
 

@@ -9,7 +9,12 @@ from jupyterhub.spawner import SpawnException
 from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
 from wrapspawner import ProfilesSpawner
 
-from spawner.core.profiles import ProfileError, ResourceProfile, default_profile_config, load_profiles
+from spawner.core.profiles import (
+    ProfileError,
+    ResourceProfile,
+    default_profile_config,
+    load_profiles,
+)
 from spawner.core.request import (
     InvalidRequest,
     SpawnRequest,
@@ -69,7 +74,9 @@ class GpuProfilesSpawner(ProfilesSpawner):
     @default("profiles")
     def _profiles_default(self) -> list[tuple[str, str, type, dict[str, Any]]]:
         # wrapspawner's view of the same list: (title, key, spawner class, child config).
-        return [(p.title, p.slug, self.profile_spawner_class, {}) for p in self.resource_profile_list()]
+        return [
+            (p.title, p.slug, self.profile_spawner_class, {}) for p in self.resource_profile_list()
+        ]
 
     @default("options_form")
     def _options_form_default(self) -> Any:

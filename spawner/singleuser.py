@@ -34,7 +34,9 @@ def report_port(api_url: str, token: str, port: int, *, attempts: int = 5) -> No
                 return
         except OSError as error:
             if attempt == attempts - 1:
-                raise SystemExit(f"could not report the port to the hub at {api_url}: {error}")
+                raise SystemExit(
+                    f"could not report the port to the hub at {api_url}: {error}"
+                ) from None
             time.sleep(1 + attempt)
 
 
@@ -46,7 +48,9 @@ def main() -> None:
     service_url = os.environ.get("JUPYTERHUB_SERVICE_URL", "")
     if service_url:
         url = urlparse(service_url)
-        os.environ["JUPYTERHUB_SERVICE_URL"] = urlunparse(url._replace(netloc=f"{url.hostname}:{port}"))
+        os.environ["JUPYTERHUB_SERVICE_URL"] = urlunparse(
+            url._replace(netloc=f"{url.hostname}:{port}")
+        )
     os.execvp(sys.argv[1], sys.argv[1:])
 
 

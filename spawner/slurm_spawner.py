@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import pwd
 from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
@@ -18,6 +19,16 @@ from spawner.core.poller import JobPoller
 from spawner.core.request import SpawnRequest
 from spawner.core.sbatch import SingleUserJob, render_singleuser_script
 from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+
+
+async def _accepts_connections(host: str, port: int, timeout: float) -> bool:
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    except (OSError, TimeoutError):
+        await asyncio.sleep(min(timeout, 0.2))
+        return False
+    writer.close()
+    return True
 
 
 class GpuSlurmSpawner(SlurmSpawner):
@@ -85,7 +96,9 @@ class GpuSlurmSpawner(SlurmSpawner):
 
     @property
     def slurm(self) -> SlurmClient:
-        return SlurmClient(run_as=self.run_as, timeout=self.slurm_timeout, bin_dir=self.slurm_bin_dir)
+        return SlurmClient(
+            run_as=self.run_as, timeout=self.slurm_timeout, bin_dir=self.slurm_bin_dir
+        )
 
     @property
     def poller(self) -> JobPoller:
@@ -160,7 +173,9 @@ class GpuSlurmSpawner(SlurmSpawner):
 
     async def _wait_until_reachable(self) -> str:
         while True:
-            max_age = 0.0 if self._port_ready.is_set() else self.status_interval
+            # Ask Slurm afresh only when the port has come but the job's host is not yet known.
+            known = self._job_info is not None and self._job_info.phase is Phase.RUNNING
+            max_age = 0.0 if self._port_ready.is_set() and not known else self.status_interval
             try:
                 info = await self.poller.job(self.job_id, max_age=max_age)
             except SlurmUnavailable as error:
@@ -171,11 +186,14 @@ class GpuSlurmSpawner(SlurmSpawner):
                     await self._fail_started_job(info)
             self._job_info = info
             if info is not None and info.phase is Phase.RUNNING and self._port_ready.is_set():
-                return info.host
-            try:
+                # Return only once JupyterLab accepts connections, so that a job dying here
+                # (a broken user config, say) is caught by the loop, not by the hub's long
+                # http_timeout.
+                if await _accepts_connections(info.host, self.port, self.status_interval):
+                    return info.host
+                continue
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._port_ready.wait(), timeout=self.status_interval)
-            except TimeoutError:
-                pass
 
     async def _fail_started_job(self, info: JobInfo | None) -> None:
         job_id = self.job_id

@@ -1,4 +1,4 @@
-"""Checking a cluster login against LDAP, and reading the user's groups (blocking: run in a thread)."""
+"""Checking a cluster login against LDAP and reading its groups (blocking: run in a thread)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,9 @@ class DirectoryUser:
 
 def _connection(settings: DirectorySettings, user: str, password: str) -> ldap3.Connection:
     # ldap3 reads "ldap://host:389/" as port "389/": accept the URI with or without the slash.
-    server = ldap3.Server(settings.uri.rstrip("/"), connect_timeout=settings.timeout, get_info=ldap3.NONE)
+    server = ldap3.Server(
+        settings.uri.rstrip("/"), connect_timeout=settings.timeout, get_info=ldap3.NONE
+    )
     return ldap3.Connection(
         server,
         user=user or None,
@@ -78,8 +80,11 @@ def authenticate(settings: DirectorySettings, login: str, password: str) -> Dire
                 attributes=["cn"],
             )
             groups = frozenset(
-                str(r["attributes"]["cn"][0] if isinstance(r["attributes"]["cn"], list)
-                    else r["attributes"]["cn"])
+                str(
+                    r["attributes"]["cn"][0]
+                    if isinstance(r["attributes"]["cn"], list)
+                    else r["attributes"]["cn"]
+                )
                 for r in lookup.response or []
                 if r.get("type") == "searchResEntry"
             )

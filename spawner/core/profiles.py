@@ -54,7 +54,7 @@ class ResourceProfile:
             raise ProfileError(f"{self.slug}: partition {self.partition!r} is not a Slurm name")
         if self.cores_per_gpu < 1 or self.mem_per_gpu_gb < 1:
             raise ProfileError(f"{self.slug}: cores and memory per GPU must be at least 1")
-        if not 60 <= self.max_runtime:
+        if not self.max_runtime >= 60:
             raise ProfileError(f"{self.slug}: max_runtime must be at least one minute")
         if not 60 <= self.default_runtime <= self.max_runtime:
             raise ProfileError(

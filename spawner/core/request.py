@@ -35,7 +35,7 @@ def parse_user_options(
     options never reach the batch script.
     """
     if not isinstance(options, Mapping):
-        raise InvalidRequest("user_options must be an object like {\"profile\": \"gpu-1\"}")
+        raise InvalidRequest('user_options must be an object like {"profile": "gpu-1"}')
     unknown = sorted(str(key) for key in options if key not in ALLOWED_OPTIONS)
     if unknown:
         raise InvalidRequest(

@@ -26,7 +26,7 @@ def parse_runtime(text: str) -> int:
 
 
 def format_runtime(seconds: int) -> str:
-    """"HH:MM:SS" for a number of seconds, as Slurm's --time accepts it."""
+    """ "HH:MM:SS" for a number of seconds, as Slurm's --time accepts it."""
     if seconds < 0:
         raise ValueError("a runtime cannot be negative")
     hours, rest = divmod(seconds, 3600)

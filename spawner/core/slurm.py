@@ -105,7 +105,9 @@ class SlurmClient:
         self, script: str, *, user: str, env: Mapping[str, str], test_only: bool = False
     ) -> str:
         """Submit script as user; return the job id (or sbatch's verdict with test_only)."""
-        argv = self._as_user(user, self._bin + "sbatch", "--test-only" if test_only else "--parsable")
+        argv = self._as_user(
+            user, self._bin + "sbatch", "--test-only" if test_only else "--parsable"
+        )
         result = await run_command(argv, input_text=script, env=env, timeout=self._timeout)
         if result.returncode != 0:
             _raise_for(argv, result)

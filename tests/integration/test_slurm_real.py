@@ -1,0 +1,81 @@
+"""The core's Slurm client and the golden scripts against the real local cluster."""
+
+import asyncio
+import os
+import pwd
+
+import pytest
+
+from spawner.core.jobs import Phase
+from spawner.core.slurm import SlurmClient, SlurmError
+from tests.golden_jobs import SHIPPED_SLUGS, golden_path
+from tests.integration.conftest import cancel_user_jobs
+
+pytestmark = pytest.mark.integration
+
+
+def job_env(user: str) -> dict[str, str]:
+    entry = pwd.getpwnam(user)
+    return {"PATH": "/usr/bin:/bin", "HOME": entry.pw_dir, "USER": user}
+
+
+@pytest.mark.parametrize("slug", SHIPPED_SLUGS)
+def test_golden_script_is_accepted_by_sbatch_test_only(cluster, slug):
+    script = golden_path(slug).read_text()
+    verdict = asyncio.run(
+        SlurmClient().submit(script, user="alice", env=job_env("alice"), test_only=True)
+    )
+    assert "to start at" in verdict and "partition gpu" in verdict, verdict
+
+
+def test_submit_query_cancel_round_trip(cluster):
+    client = SlurmClient()
+    script = "#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH --mem=1G\n#SBATCH -t 00:05:00\n#SBATCH -o /dev/null\nsleep 300\n"
+
+    async def scenario():
+        job_id = await client.submit(script, user="bob", env=job_env("bob"))
+        jobs = await client.jobs([job_id, "999999"])
+        assert set(jobs) == {job_id}
+        assert jobs[job_id].user == "bob"
+        assert jobs[job_id].phase in (Phase.QUEUED, Phase.RUNNING)
+        await client.cancel(job_id, user="bob")
+        for _ in range(40):
+            info = (await client.jobs([job_id])).get(job_id)
+            if info is None or info.phase is Phase.ENDED:
+                return info
+            await asyncio.sleep(0.25)
+        raise AssertionError("job did not end after scancel")
+
+    try:
+        info = asyncio.run(scenario())
+        assert info is None or info.state == "CANCELLED"
+    finally:
+        cancel_user_jobs("bob")
+
+
+def test_lone_unknown_job_reads_as_gone(cluster):
+    assert asyncio.run(SlurmClient().jobs(["999999"])) == {}
+
+
+def test_slurm_rejection_carries_slurms_message(cluster):
+    script = "#!/bin/bash\n#SBATCH --gres=gpu:8\ntrue\n"
+    with pytest.raises(SlurmError) as error:
+        asyncio.run(SlurmClient().submit(script, user="bob", env=job_env("bob")))
+    assert "Requested node configuration is not available" in error.value.message
+
+
+def test_a_user_cannot_cancel_anothers_job(cluster):
+    client = SlurmClient()
+    script = "#!/bin/bash\n#SBATCH --mem=1G\n#SBATCH -t 00:05:00\n#SBATCH -o /dev/null\nsleep 300\n"
+    job_id = asyncio.run(client.submit(script, user="alice", env=job_env("alice")))
+    try:
+        with pytest.raises(SlurmError):
+            asyncio.run(client.cancel(job_id, user="bob"))
+        assert job_id in asyncio.run(client.jobs([job_id]))
+    finally:
+        cancel_user_jobs("alice")
+
+
+def test_tests_run_as_root():
+    # Submitting as another user (sudo -u) needs root, as the hub has.
+    assert os.geteuid() == 0

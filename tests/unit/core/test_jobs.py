@@ -1,0 +1,56 @@
+import pytest
+
+from spawner.core.jobs import ParseError, Phase, parse_sbatch_parsable, parse_squeue
+
+SQUEUE = """\
+4|RUNNING|None|gpu01|2026-11-22T10:13:58|alice
+5|PENDING|Resources|n/a|2026-11-22T18:13:58|bob
+6|PENDING|QOSMaxGRESPerUser|n/a|N/A|carol
+7|SUSPENDED|None|gpu02|2026-11-22T09:00:00|alice
+8|COMPLETING|None|gpu02|2026-11-22T09:00:00|alice
+9|NODE_FAIL|None|gpu02|2026-11-22T09:00:00|bob
+10|REQUEUED|BeginTime|n/a|N/A|bob
+"""
+
+
+def test_squeue_lines_become_jobs():
+    jobs = parse_squeue(SQUEUE)
+    assert jobs["4"].host == "gpu01" and jobs["4"].phase is Phase.RUNNING
+    assert jobs["5"].host == "" and jobs["5"].phase is Phase.QUEUED
+    assert jobs["7"].phase is Phase.SUSPENDED
+    assert jobs["8"].phase is Phase.ENDING
+    assert jobs["9"].phase is Phase.ENDED
+    assert jobs["10"].phase is Phase.QUEUED
+
+
+def test_waiting_message_explains_the_reason_and_start():
+    jobs = parse_squeue(SQUEUE)
+    assert jobs["5"].waiting_message() == (
+        "Job 5 is queued: waiting for GPUs to become free. Expected start: 2026-11-22 18:13:58."
+    )
+    assert (
+        jobs["6"].waiting_message() == "Job 6 is queued: you are at your QOS limit of GPUs in use."
+    )
+
+
+def test_unknown_reason_is_passed_through():
+    job = parse_squeue("11|PENDING|SomeNewReason|n/a|N/A|bob")["11"]
+    assert "Slurm says: SomeNewReason" in job.waiting_message()
+
+
+def test_bad_squeue_line_is_an_error_not_an_empty_queue():
+    with pytest.raises(ParseError):
+        parse_squeue("slurm_load_jobs error: Socket timed out on send/recv operation")
+
+
+@pytest.mark.parametrize(
+    ("output", "job_id"), [("123\n", "123"), ("124;local\n", "124"), ("warn\n125", "125")]
+)
+def test_sbatch_parsable_output(output, job_id):
+    assert parse_sbatch_parsable(output) == job_id
+
+
+@pytest.mark.parametrize("output", ["", "Submitted batch job abc", "12a"])
+def test_sbatch_garbage_is_an_error(output):
+    with pytest.raises(ParseError):
+        parse_sbatch_parsable(output)

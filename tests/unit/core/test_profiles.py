@@ -1,0 +1,69 @@
+import pytest
+
+from spawner.core.profiles import (
+    ProfileError,
+    ResourceProfile,
+    default_profile_config,
+    load_profiles,
+    profile_from_config,
+)
+from spawner.core.runtime import RuntimeFormatError, format_runtime, parse_runtime
+
+
+def test_runtime_round_trip():
+    assert parse_runtime("08:00:00") == 8 * 3600
+    assert parse_runtime("36:30:15") == 36 * 3600 + 30 * 60 + 15
+    assert format_runtime(8 * 3600) == "08:00:00"
+    assert format_runtime(parse_runtime("100:05:09")) == "100:05:09"
+
+
+@pytest.mark.parametrize(
+    "text", ["8h", "8:00", "08:60:00", "-1:00:00", "08:00:00\n", "", "1-00:00:00"]
+)
+def test_runtime_rejects_other_forms(text):
+    with pytest.raises(RuntimeFormatError, match="HH:MM:SS"):
+        parse_runtime(text)
+
+
+def test_shipped_profiles_follow_the_per_gpu_rule():
+    profiles = {p.slug: p for p in load_profiles(default_profile_config())}
+    assert sorted(profiles) == ["gpu-1", "gpu-2", "gpu-4"]
+    two = profiles["gpu-2"]
+    assert (two.gpus, two.cores, two.mem_gb) == (2, 16, 96)
+    assert two.default_runtime == 8 * 3600
+    assert profiles["gpu-4"].cores == 32 and profiles["gpu-4"].mem_gb == 192
+    assert "2 GPUs · 16 CPU cores · 96 GB memory · default 8 h, up to 24 h" == two.summary()
+
+
+def test_per_gpu_figures_are_configurable():
+    profile = profile_from_config({"slug": "big", "gpus": 3}, cores_per_gpu=12, mem_per_gpu_gb=80)
+    assert (profile.cores, profile.mem_gb) == (36, 240)
+
+
+@pytest.mark.parametrize(
+    ("entry", "message"),
+    [
+        ({"slug": "gpu-8", "gpus": 8}, "between 1 and 4"),
+        ({"slug": "gpu-0", "gpus": 0}, "between 1 and 4"),
+        ({"slug": "Bad Slug", "gpus": 1}, "slug"),
+        ({"slug": "p", "gpus": 1, "partition": "gpu\n#SBATCH --uid=0"}, "partition"),
+        ({"slug": "p", "gpus": 1, "default_runtime": "30:00:00"}, "default_runtime"),
+        ({"slug": "p", "gpus": 1, "max_runtime": "eight hours"}, "HH:MM:SS"),
+        ({"slug": "p", "gpus": 1, "colour": "red"}, "unknown keys"),
+        ({"gpus": 1}, "lacks"),
+    ],
+)
+def test_bad_profile_config_names_the_rule(entry, message):
+    with pytest.raises(ProfileError, match=message):
+        profile_from_config(entry)
+
+
+def test_duplicate_slugs_are_refused():
+    with pytest.raises(ProfileError, match="duplicate"):
+        load_profiles([{"slug": "a", "gpus": 1}, {"slug": "a", "gpus": 2}])
+
+
+def test_profile_is_immutable():
+    profile = ResourceProfile(slug="x", title="X", gpus=1)
+    with pytest.raises(AttributeError):
+        profile.gpus = 4  # type: ignore[misc]

@@ -1,0 +1,67 @@
+import os
+
+import pytest
+
+from spawner.core.sbatch import ScriptError, SingleUserJob, render_singleuser_script
+from tests.golden_jobs import SHIPPED_SLUGS, golden_job, golden_path
+
+
+@pytest.mark.parametrize("slug", SHIPPED_SLUGS)
+def test_rendered_script_matches_golden(slug):
+    script = render_singleuser_script(golden_job(slug))
+    path = golden_path(slug)
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(script)
+    assert script == path.read_text(), f"{path} differs; UPDATE_GOLDEN=1 pytest rewrites it"
+
+
+def test_two_gpu_script_asks_for_the_derived_resources():
+    script = render_singleuser_script(golden_job("gpu-2"))
+    lines = script.splitlines()
+    for line in [
+        "#SBATCH --gres=gpu:2",
+        "#SBATCH --cpus-per-task=16",
+        "#SBATCH --mem=96G",
+        "#SBATCH --time=08:00:00",
+        "#SBATCH --nodes=1",
+        "#SBATCH --export=HOME,JUPYTERHUB_API_TOKEN,JUPYTERHUB_API_URL,PATH,USER",
+    ]:
+        assert line in lines
+    assert lines[-1].startswith("exec gpuportal-singleuser jupyterhub-singleuser")
+
+
+def test_the_token_value_never_enters_the_script():
+    script = render_singleuser_script(golden_job("gpu-1"))
+    assert "JUPYTERHUB_API_TOKEN=" not in script  # only its name, in --export
+
+
+def _with(**changes):
+    job = golden_job("gpu-1")
+    fields = {name: getattr(job, name) for name in job.__dataclass_fields__}
+    fields.update(changes)
+    return SingleUserJob(**fields)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"partition": "gpu\n#SBATCH --uid=0"},
+        {"user": "alice\nrm"},
+        {"output": "/home/alice/log\n#SBATCH --mem=1T"},
+        {"workdir": "relative/dir"},
+        {"venv": "/opt/venv; rm -rf /"},
+        {"export_vars": ("PATH", "X=1")},
+        {"command": ("jupyterhub-singleuser", "--x\n#SBATCH")},
+        {"command": ()},
+        {"gpus": 0},
+        {"runtime": 10},
+    ],
+)
+def test_unsafe_values_never_render(changes):
+    with pytest.raises(ScriptError):
+        _with(**changes)
+
+
+def test_arguments_are_shell_quoted():
+    script = render_singleuser_script(_with(command=("jupyterhub-singleuser", "--x=$(id)")))
+    assert "exec jupyterhub-singleuser '--x=$(id)'" in script
