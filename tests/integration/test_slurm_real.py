@@ -30,7 +30,10 @@ def test_golden_script_is_accepted_by_sbatch_test_only(cluster, slug):
 
 def test_submit_query_cancel_round_trip(cluster):
     client = SlurmClient()
-    script = "#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH --mem=1G\n#SBATCH -t 00:05:00\n#SBATCH -o /dev/null\nsleep 300\n"
+    script = (
+        "#!/bin/bash\n#SBATCH --gres=gpu:1\n#SBATCH --mem=1G\n#SBATCH -t 00:05:00\n"
+        "#SBATCH -o /dev/null\nsleep 300\n"
+    )
 
     async def scenario():
         job_id = await client.submit(script, user="bob", env=job_env("bob"))

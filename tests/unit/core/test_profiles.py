@@ -32,7 +32,7 @@ def test_shipped_profiles_follow_the_per_gpu_rule():
     assert (two.gpus, two.cores, two.mem_gb) == (2, 16, 96)
     assert two.default_runtime == 8 * 3600
     assert profiles["gpu-4"].cores == 32 and profiles["gpu-4"].mem_gb == 192
-    assert "2 GPUs · 16 CPU cores · 96 GB memory · default 8 h, up to 24 h" == two.summary()
+    assert two.summary() == "2 GPUs · 16 CPU cores · 96 GB memory · default 8 h, up to 24 h"
 
 
 def test_per_gpu_figures_are_configurable():

@@ -1,0 +1,88 @@
+"""End to end in headless Chromium: log in, choose 2 GPUs, JupyterLab, then Stop My Server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.integration.conftest import Hub, user_jobs, wait_for
+
+pytestmark = pytest.mark.integration
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not shutil.which(CHROMIUM):
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is missing (make test installs it)")
+        pytest.skip("chromium is missing")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()
+
+
+def session_environment(user: str) -> dict[str, str]:
+    """The environment of the user's JupyterLab process: what their notebooks and terminals see."""
+    pids = subprocess.run(
+        ["pgrep", "-u", user, "-f", "jupyterhub-singleuser"], capture_output=True, text=True
+    ).stdout.split()
+    assert pids, f"no JupyterLab process of {user}"
+    raw = Path(f"/proc/{pids[0]}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp_path: Path):
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_default_timeout(120_000)
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", "alice")
+    page.fill("#password_input", "alice-demo")
+    page.click("#login_submit")
+    page.wait_for_url("**/hub/spawn**")
+
+    # The form shows each profile with what it gives.
+    assert "2 GPUs · 16 CPU cores · 96 GB memory" in page.inner_text("[data-profile=gpu-2]")
+    assert "4 GPUs · 32 CPU cores · 192 GB memory" in page.inner_text("[data-profile=gpu-4]")
+    page.check("input[name=profile][value=gpu-2]")
+    assert page.input_value("#gp-runtime") == "08:00:00"
+    page.click("#spawn_form button[type=submit]")
+
+    page.wait_for_url("**/user/alice/lab**")
+    page.wait_for_selector("#jp-main-dock-panel")
+    page.screenshot(path=str(tmp_path / "lab.png"))
+
+    jobs = user_jobs("alice", "%i|%T|%b|%C|%m|%l")
+    assert len(jobs) == 1, jobs
+    _, state, gres, cpus, memory, limit = jobs[0].split("|")
+    assert state == "RUNNING"
+    assert gres.endswith("gpu:2"), gres
+    assert (cpus, memory, limit) == ("16", "96G", "8:00:00")
+    env = session_environment("alice")
+    assert len(env["CUDA_VISIBLE_DEVICES"].split(",")) == 2, env.get("CUDA_VISIBLE_DEVICES")
+    assert env["USER"] == "alice"
+
+    page.goto(f"{hub.url}/hub/home")
+    page.click("#stop")
+    wait_for(lambda: user_jobs("alice") == [], 60, "Stop My Server to end the job")
+    page.wait_for_selector("#start")
+    page.close()
