@@ -6,6 +6,7 @@ this one file.
 """
 
 import os
+import sys
 from pathlib import Path
 
 import spawner.port_handler  # noqa: F401  the port-only callback replaces batchspawner's
@@ -21,6 +22,11 @@ c.JupyterHub.bind_url = f"http://{os.environ.get('PORTAL_HUB_BIND', '127.0.0.1')
 c.JupyterHub.hub_ip = os.environ.get("PORTAL_HUB_CONNECT_IP", "127.0.0.1")
 c.JupyterHub.hub_port = port + 81
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port + 1}"
+c.ConfigurableHTTPProxy.command = [
+    os.environ.get(
+        "PORTAL_PROXY_COMMAND", "/opt/gpuportal/chp/node_modules/.bin/configurable-http-proxy"
+    )
+]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
@@ -45,3 +51,15 @@ c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 300
 c.Spawner.http_timeout = 60
+
+# -- servers whose job was still queued when the hub stopped come back by themselves ------
+c.JupyterHub.services = [
+    {"name": "spawn-resumer", "command": [sys.executable, "-m", "spawner.resume_service"]},
+]
+c.JupyterHub.load_roles = [
+    {
+        "name": "spawn-resumer",
+        "scopes": ["list:users", "read:users", "admin:server_state", "servers"],
+        "services": ["spawn-resumer"],
+    },
+]

@@ -53,6 +53,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
     options_form = Union([Unicode(), Callable()])
 
     _request: SpawnRequest | None = None
+    _previous_job_id = ""
+    _resume_job_id = ""
 
     def resource_profile_list(self) -> list[ResourceProfile]:
         try:
@@ -77,6 +79,12 @@ class GpuProfilesSpawner(ProfilesSpawner):
         return [
             (p.title, p.slug, self.profile_spawner_class, {}) for p in self.resource_profile_list()
         ]
+
+    @default("apply_user_options")
+    def _apply_user_options_default(self) -> Any:
+        # user_options are handled by run_pre_spawn_hook (not configurable, so that no config
+        # can skip validation); this tells the hub they are not ignored.
+        return lambda spawner, user_options: None
 
     @default("options_form")
     def _options_form_default(self) -> Any:
@@ -108,7 +116,31 @@ class GpuProfilesSpawner(ProfilesSpawner):
             if self._request is not None:
                 child.spawn_request = self._request
             child.persist_state = self._persist_state
+            child.adopt_job_id, self._previous_job_id = self._previous_job_id, ""
         return child
+
+    def clear_state(self) -> None:
+        # A new spawn starts by clearing state; remember the last job so that the child can
+        # re-attach to it if it is still queued (see GpuSlurmSpawner._reattach). A job the
+        # child let go at a hub restart also stays in the saved state, for the resume service.
+        child = self.child_spawner
+        child_state = child.get_state() if child else self.child_state
+        detached = child.detached_job_id if isinstance(child, GpuSlurmSpawner) else ""
+        self._previous_job_id = (
+            detached or str((child_state or {}).get("job_id", "")) or self._resume_job_id
+        )
+        super().clear_state()
+        self._resume_job_id = detached
+
+    def get_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = super().get_state()
+        if self._resume_job_id:
+            state["resume_job_id"] = self._resume_job_id
+        return state
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        self._resume_job_id = str(state.get("resume_job_id", ""))
+        super().load_state(state)
 
     def _persist_state(self) -> None:
         if self.orm_spawner is not None:

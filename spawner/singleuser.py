@@ -21,7 +21,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def report_port(api_url: str, token: str, port: int, *, attempts: int = 5) -> None:
+def report_port(api_url: str, token: str, port: int, *, attempts: int = 10) -> None:
     request = urllib.request.Request(
         api_url.rstrip("/") + "/batchspawner",
         data=json.dumps({"port": port}).encode(),
@@ -37,7 +37,8 @@ def report_port(api_url: str, token: str, port: int, *, attempts: int = 5) -> No
                 raise SystemExit(
                     f"could not report the port to the hub at {api_url}: {error}"
                 ) from None
-            time.sleep(1 + attempt)
+            # Up to about a minute in all: long enough to ride out a hub restart.
+            time.sleep(min(2**attempt, 10))
 
 
 def main() -> None:

@@ -5,19 +5,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import pwd
+import re
 from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
 
 from batchspawner import SlurmSpawner
 from jupyterhub.spawner import SpawnException
 from traitlets import Any as AnyTrait
-from traitlets import Float, Integer, List, Unicode
+from traitlets import Bool, Float, Integer, List, Unicode
 
 from spawner import port_handler  # noqa: F401  (replaces the stock port callback)
 from spawner.core.jobs import JobInfo, Phase
 from spawner.core.poller import JobPoller
 from spawner.core.request import SpawnRequest
-from spawner.core.sbatch import SingleUserJob, render_singleuser_script
+from spawner.core.sbatch import TOKEN_VARS, SingleUserJob, render_singleuser_script
 from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 
 
@@ -82,6 +83,13 @@ class GpuSlurmSpawner(SlurmSpawner):
 
     # Set by the profile chooser before start(): the only source of job parameters.
     spawn_request = AnyTrait(None, allow_none=True)
+    # Set by the profile chooser: the job of this server's previous spawn, to re-attach to.
+    adopt_job_id = Unicode("")
+    # True once start() returned; saved in state so a poll after a hub restart can tell a
+    # server that was up from a spawn that was still waiting when the hub stopped.
+    reachable = Bool(False)
+    # A waiting job this spawner let go (hub restart): stop() must leave it for the resume.
+    detached_job_id = Unicode("")
     # Set by the profile chooser: writes the hub's stored state now (called once sbatch returns).
     persist_state: Callable[[], None] | None = None
 
@@ -119,12 +127,35 @@ class GpuSlurmSpawner(SlurmSpawner):
         self.port = port
         self._port_ready.set()
 
+    async def _log_dir(self) -> str:
+        return self.log_dir.format(home=await self._home())
+
+    def _token_file(self, log_dir: str) -> str:
+        server = re.sub(r"[^A-Za-z0-9_-]", "_", self.name) or "default"
+        return f"{log_dir}/token-{server}"
+
+    async def _hand_over_token(self, log_dir: str) -> str:
+        """Write this spawn's hub token where only the user (and so the job) can read it."""
+        path = self._token_file(log_dir)
+        result = await self.slurm.run_as_user(
+            self.user.name,
+            ["sh", "-c", 'umask 077 && mkdir -p "$1" && cat > "$2"', "sh", log_dir, path],
+            input_text=self.api_token,
+        )
+        if result.returncode != 0:
+            raise SpawnException(
+                f"Could not prepare {log_dir} for the job: {result.stderr.strip()}",
+                reason="log_dir",
+                status_code=500,
+            )
+        return path
+
     async def _submit(self, request: SpawnRequest) -> str:
         home = await self._home()
-        log_dir = self.log_dir.format(home=home)
-        await self.slurm.run_as_user(self.user.name, ["mkdir", "-p", log_dir])
+        log_dir = await self._log_dir()
+        token_file = await self._hand_over_token(log_dir)
         self.ip = self.listen_ip  # JUPYTERHUB_SERVICE_URL in get_env() is built from it
-        env = self.get_env()
+        env = {k: v for k, v in self.get_env().items() if k not in TOKEN_VARS}
         job = SingleUserJob.from_request(
             request,
             user=self.user.name,
@@ -133,6 +164,7 @@ class GpuSlurmSpawner(SlurmSpawner):
             export_vars=list(env),
             command=[self.port_reporter, *self.cmd, *self.get_args()],
             venv=self.session_venv,
+            token_file=token_file,
         )
         script = render_singleuser_script(job)
         try:
@@ -163,13 +195,40 @@ class GpuSlurmSpawner(SlurmSpawner):
         self.port = 0
         self._port_ready.clear()
         self._job_info = None
-        self.job_id = await self._submit(request)
+        self.job_id = await self._reattach() or await self._submit(request)
         if self.persist_state is not None:
             # Saved now, not when the server is up: a hub restart while the job waits keeps it.
             self.persist_state()
         host = await self._wait_until_reachable()
+        self.reachable = True
         self.log.info("Job %s: JupyterLab at %s:%s", self.job_id, host, self.port)
         return host, self.port
+
+    async def _reattach(self) -> str:
+        """The job of an earlier spawn of this server, if it still waits in the queue.
+
+        After a hub restart the resume service starts the server again; rather than submit a
+        second job (and lose the place in the queue) the new spawn takes over the queued one,
+        handing it this spawn's token. A job that already started without the hub cannot be
+        reached with the new token, so it is cancelled and a fresh one submitted.
+        """
+        job_id, self.adopt_job_id = self.adopt_job_id, ""
+        if not job_id:
+            return ""
+        try:
+            info = await self.poller.job(job_id, max_age=0.0)
+        except SlurmUnavailable:
+            return ""
+        if info is None or info.user != self.user.name:
+            return ""
+        if info.phase is Phase.QUEUED:
+            await self._hand_over_token(await self._log_dir())
+            self.log.info("Re-attached %s's server to queued job %s", self.user.name, job_id)
+            return job_id
+        if info.phase in (Phase.RUNNING, Phase.SUSPENDED):
+            self.log.warning("Job %s started while the hub was away; replacing it", job_id)
+            await self._cancel(job_id)
+        return ""
 
     async def _wait_until_reachable(self) -> str:
         while True:
@@ -208,7 +267,7 @@ class GpuSlurmSpawner(SlurmSpawner):
 
     async def _log_tail(self, job_id: str) -> str:
         try:
-            log_dir = self.log_dir.format(home=await self._home())
+            log_dir = await self._log_dir()
             result = await self.slurm.run_as_user(
                 self.user.name,
                 ["tail", "-n", str(self.log_tail_lines), f"{log_dir}/jupyter-{job_id}.log"],
@@ -241,6 +300,20 @@ class GpuSlurmSpawner(SlurmSpawner):
 
     # -- poll and stop ---------------------------------------------------------------------
 
+    def get_state(self) -> dict[str, Any]:
+        state: dict[str, Any] = super().get_state()
+        if self.reachable:
+            state["reachable"] = True
+        return state
+
+    def load_state(self, state: dict[str, Any]) -> None:
+        super().load_state(state)
+        self.reachable = bool(state.get("reachable", False))
+
+    def clear_state(self) -> None:
+        super().clear_state()
+        self.reachable = False
+
     async def poll(self) -> int | None:  # type: ignore[override]
         if not self.job_id:
             return 0
@@ -250,6 +323,14 @@ class GpuSlurmSpawner(SlurmSpawner):
             # Not knowing is not "gone": keep the server, ask again next poll.
             self.log.warning("Job %s: Slurm not answering (%s)", self.job_id, error.message)
             return None
+        alive = info is not None and info.phase in (Phase.QUEUED, Phase.RUNNING, Phase.SUSPENDED)
+        if alive and not self.reachable:
+            # A spawn that was still waiting when the hub stopped. The hub will call it gone
+            # and stop it; keep the job for the resume service, which starts the server again
+            # and re-attaches to it.
+            self.log.info("Job %s was waiting when the hub stopped; keeping it", self.job_id)
+            self.detached_job_id = self.job_id
+            return 1
         if info is not None and info.phase in (Phase.RUNNING, Phase.SUSPENDED):
             return None
         if info is not None and info.phase is Phase.QUEUED:
@@ -276,6 +357,8 @@ class GpuSlurmSpawner(SlurmSpawner):
         job_id = self.job_id
         if not job_id:
             return
+        if job_id == self.detached_job_id:
+            return  # kept for the resume service (see poll)
         self.log.info("Stopping job %s of %s", job_id, self.user.name)
         await self._cancel(job_id)
         if not now:

@@ -18,13 +18,14 @@ def golden_job(slug: str, user: str = "alice") -> SingleUserJob:
         user=user,
         output=f"/home/{user}/.jupyterhub-logs/jupyter-%j.log",
         workdir=f"/home/{user}",
-        export_vars=["PATH", "JUPYTERHUB_API_TOKEN", "JUPYTERHUB_API_URL", "HOME", "USER"],
+        export_vars=["PATH", "JUPYTERHUB_API_URL", "HOME", "USER"],
         command=[
             "gpuportal-singleuser",
             "jupyterhub-singleuser",
             "--SingleUserNotebookApp.default_url=/lab",
         ],
         venv="/opt/gpuportal/venv",
+        token_file=f"/home/{user}/.jupyterhub-logs/token-default",
     )
 
 

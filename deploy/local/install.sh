@@ -33,8 +33,8 @@ if ! runuser -u nobody -- test -r "$REPO/spawner/singleuser.py"; then
     exit 1
 fi
 
-extras="session,proxy"
-[ "$WITH_TESTS" = 1 ] && extras="session,proxy,test"
+extras="session"
+[ "$WITH_TESTS" = 1 ] && extras="session,test"
 stamp="$VENV/.portal-installed"
 want="$(sha256sum "$REPO/pyproject.toml" | cut -c1-16) $extras $REPO"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
@@ -45,5 +45,16 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
     "$VENV/bin/pip" install -q -e "$REPO[$extras]"
     chmod -R a+rX "$VENV"
     echo "$want" >"$stamp"
+fi
+# The hub's proxy: the official configurable-http-proxy (Node). The PyPI port buffers whole
+# responses, which stalls the spawn page's live progress stream.
+CHP_PREFIX=${PORTAL_CHP_PREFIX:-/opt/gpuportal/chp}
+if [ ! -x "$CHP_PREFIX/node_modules/.bin/configurable-http-proxy" ]; then
+    if ! command -v npm >/dev/null; then
+        say "apt packages: nodejs npm"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm
+    fi
+    say "configurable-http-proxy (npm) at $CHP_PREFIX"
+    npm install --silent --no-fund --no-audit --prefix "$CHP_PREFIX" configurable-http-proxy@4
 fi
 say "ready"

@@ -21,6 +21,8 @@ USERNAME_RE = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
 PATH_RE = re.compile(r"/[A-Za-z0-9_./%-]*")
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ARG_RE = re.compile(r"[^\x00-\x1f\x7f]*")
+# Environment variables that hold the server's hub token.
+TOKEN_VARS = frozenset({"JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN"})
 
 
 class ScriptError(ValueError):
@@ -49,6 +51,7 @@ class SingleUserJob:
     export_vars: tuple[str, ...]
     command: tuple[str, ...]
     venv: str = ""
+    token_file: str = ""
 
     def __post_init__(self) -> None:
         _check(USERNAME_RE, self.user, "user name")
@@ -58,6 +61,10 @@ class SingleUserJob:
         _check(PATH_RE, self.workdir, "working directory")
         if self.venv:
             _check(PATH_RE, self.venv, "venv path")
+        if self.token_file:
+            _check(PATH_RE, self.token_file, "token file")
+            if TOKEN_VARS & set(self.export_vars):
+                raise ScriptError("the token goes in token_file, not in the exported environment")
         for name in self.export_vars:
             _check(ENV_NAME_RE, name, "environment variable name")
         if not self.command:
@@ -81,6 +88,7 @@ class SingleUserJob:
         export_vars: Sequence[str],
         command: Sequence[str],
         venv: str = "",
+        token_file: str = "",
     ) -> SingleUserJob:
         profile = request.profile
         return cls(
@@ -96,6 +104,7 @@ class SingleUserJob:
             export_vars=tuple(sorted(set(export_vars))),
             command=tuple(command),
             venv=venv,
+            token_file=token_file,
         )
 
 
@@ -128,5 +137,6 @@ def render_singleuser_script(job: SingleUserJob, *, templates_dir: Path = TEMPLA
         workdir=job.workdir,
         export=",".join(job.export_vars) if job.export_vars else "NONE",
         venv=job.venv,
+        token_file=job.token_file,
         command=shlex.join(job.command),
     )

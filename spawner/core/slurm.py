@@ -143,6 +143,10 @@ class SlurmClient:
         if result.returncode != 0 and not any(m in result.stderr for m in _GONE_MARKERS):
             _raise_for(argv, result)
 
-    async def run_as_user(self, user: str, argv: Sequence[str]) -> CommandResult:
+    async def run_as_user(
+        self, user: str, argv: Sequence[str], *, input_text: str | None = None
+    ) -> CommandResult:
         """A small helper command as the user (mkdir, tail): home dirs may be root-squashed."""
-        return await run_command(self._as_user(user, *argv), timeout=self._timeout)
+        return await run_command(
+            self._as_user(user, *argv), input_text=input_text, timeout=self._timeout
+        )

@@ -24,15 +24,18 @@ def test_two_gpu_script_asks_for_the_derived_resources():
         "#SBATCH --mem=96G",
         "#SBATCH --time=08:00:00",
         "#SBATCH --nodes=1",
-        "#SBATCH --export=HOME,JUPYTERHUB_API_TOKEN,JUPYTERHUB_API_URL,PATH,USER",
+        "#SBATCH --export=HOME,JUPYTERHUB_API_URL,PATH,USER",
     ]:
         assert line in lines
     assert lines[-1].startswith("exec gpuportal-singleuser jupyterhub-singleuser")
 
 
-def test_the_token_value_never_enters_the_script():
+def test_the_token_comes_from_a_file_and_is_never_exported():
     script = render_singleuser_script(golden_job("gpu-1"))
-    assert "JUPYTERHUB_API_TOKEN=" not in script  # only its name, in --export
+    assert "JUPYTERHUB_API_TOKEN=$(cat /home/alice/.jupyterhub-logs/token-default)" in script
+    assert "rm -f /home/alice/.jupyterhub-logs/token-default" in script
+    with pytest.raises(ScriptError, match="token"):
+        _with(export_vars=("PATH", "JUPYTERHUB_API_TOKEN"))
 
 
 def _with(**changes):
