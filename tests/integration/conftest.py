@@ -4,17 +4,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Iterator
 
 import pytest
-import requests
 
-REPO = Path(__file__).resolve().parents[2]
-VENV_BIN = Path(sys.executable).parent
-TEST_USERS = {"alice": "alice-demo", "bob": "bob-demo", "carol": "carol-demo"}
+from tests.hubproc import TEST_USERS, Hub, wait_for
+
 HUB_PORT = int(os.environ.get("PORTAL_TEST_HUB_PORT", "8200"))
 
 
@@ -24,18 +19,6 @@ def _need(what: str, detail: str) -> None:
     if os.environ.get("CI") == "true":
         pytest.fail(message)
     pytest.skip(message)
-
-
-def wait_for(
-    predicate: Callable[[], object], timeout: float, what: str, step: float = 0.25
-) -> object:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(step)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def squeue(*args: str) -> str:
@@ -70,103 +53,6 @@ def cluster() -> None:
     )
     if probe.returncode != 0:
         _need("LDAP", probe.stderr.decode().strip())
-
-
-class Hub:
-    """A JupyterHub process with deploy/jupyterhub_config.py, on its own port and state dir."""
-
-    def __init__(self, state: Path, port: int) -> None:
-        self.state = state
-        self.port = port
-        self.url = f"http://127.0.0.1:{port}"
-        self.log_path = state / "hub.log"
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    def start(self) -> None:
-        env = dict(os.environ)
-        env.update(
-            PORTAL_HUB_STATE=str(self.state),
-            PORTAL_HUB_PORT=str(self.port),
-            PORTAL_SESSION_VENV=str(VENV_BIN.parent),
-            PATH=f"{VENV_BIN}:{env.get('PATH', '')}",
-        )
-        log = self.log_path.open("ab")
-        self.proc = subprocess.Popen(
-            [str(VENV_BIN / "jupyterhub"), "-f", str(REPO / "deploy" / "jupyterhub_config.py")],
-            cwd=self.state,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-        def up() -> bool:
-            assert self.proc is not None and self.proc.poll() is None, self.log_tail()
-            try:
-                return requests.get(f"{self.url}/hub/api", timeout=2).status_code == 200
-            except requests.RequestException:
-                return False
-
-        wait_for(up, 60, "the hub to answer")
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.proc = None
-
-    def restart(self) -> None:
-        self.stop()
-        self.start()
-
-    def log_tail(self, lines: int = 40) -> str:
-        if not self.log_path.exists():
-            return ""
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-
-    def login(self, user: str, password: str | None = None) -> requests.Session:
-        session = requests.Session()
-        session.get(f"{self.url}/hub/login", timeout=10)
-        response = session.post(
-            f"{self.url}/hub/login",
-            data={
-                "username": user,
-                "password": TEST_USERS[user] if password is None else password,
-                "_xsrf": session.cookies.get("_xsrf", ""),
-            },
-            allow_redirects=False,
-            timeout=30,
-        )
-        assert response.status_code == 302, f"login of {user} failed: {response.status_code}"
-        session.headers["X-XSRFToken"] = session.cookies.get("_xsrf", "")
-        return session
-
-    def api(
-        self, session: requests.Session, method: str, path: str, **kwargs: object
-    ) -> requests.Response:
-        return session.request(method, f"{self.url}/hub/api{path}", timeout=60, **kwargs)  # type: ignore[arg-type]
-
-    def server(self, session: requests.Session, user: str) -> dict[str, object] | None:
-        model = self.api(session, "GET", f"/users/{user}").json()
-        return model.get("servers", {}).get("")
-
-    def wait_ready(
-        self, session: requests.Session, user: str, timeout: float = 120
-    ) -> dict[str, object]:
-        def ready() -> dict[str, object] | None:
-            server = self.server(session, user)
-            return server if server and server.get("ready") else None
-
-        return wait_for(ready, timeout, f"{user}'s server to be ready")  # type: ignore[return-value]
-
-    def stop_server(self, session: requests.Session, user: str) -> None:
-        response = self.api(session, "DELETE", f"/users/{user}/server")
-        assert response.status_code in (202, 204), response.text
-        wait_for(lambda: self.server(session, user) is None, 60, f"{user}'s server to stop")
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,28 @@
+"""Stock batchspawner SlurmSpawner on the same local cluster, for bench/spawn_latency.py.
+
+Same hub, proxy, LDAP login and job size (1 GPU, 8 cores, 48 GB, 8 h) as deploy/; only the
+spawner differs, configured as its README shows.
+"""
+
+import os
+
+c = get_config()  # noqa: F821
+
+# Everything but the spawner as in the real config.
+load_subconfig(os.path.join(os.path.dirname(__file__), "..", "deploy", "jupyterhub_config.py"))  # noqa: F821
+
+c.JupyterHub.spawner_class = "batchspawner.SlurmSpawner"
+c.JupyterHub.services = []
+c.JupyterHub.load_roles = []
+c.SlurmSpawner.req_partition = "gpu"
+c.SlurmSpawner.req_gres = "gpu:1"
+c.SlurmSpawner.req_nprocs = "8"
+c.SlurmSpawner.req_memory = "48G"
+c.SlurmSpawner.req_runtime = "08:00:00"
+venv = os.environ.get("PORTAL_SESSION_VENV", "/opt/gpuportal/venv")
+c.SlurmSpawner.req_prologue = f"source {venv}/bin/activate"
+# The srun step does not get the activated venv's PATH (PATH is not among the exported
+# variables under sudo): absolute paths, as stock deployments do.
+c.SlurmSpawner.batchspawner_singleuser_cmd = f"{venv}/bin/batchspawner-singleuser"
+c.SlurmSpawner.cmd = [f"{venv}/bin/jupyterhub-singleuser"]
+c.SlurmSpawner.ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.0")
