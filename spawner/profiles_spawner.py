@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 import jinja2
-from jupyterhub.spawner import SpawnException
 from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
 from wrapspawner import ProfilesSpawner
 
@@ -23,6 +22,7 @@ from spawner.core.request import (
 )
 from spawner.core.runtime import format_runtime
 from spawner.core.sbatch import TEMPLATES_DIR
+from spawner.errors import spawn_error
 from spawner.slurm_spawner import GpuSlurmSpawner
 
 _FORMS = jinja2.Environment(
@@ -67,7 +67,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
             )
         except ProfileError as error:
             self.log.error("Resource profiles are misconfigured: %s", error)
-            raise SpawnException(
+            raise spawn_error(
                 "The resource profiles are misconfigured; please tell the cluster admins.",
                 reason="profiles_config",
                 status_code=500,
@@ -94,13 +94,13 @@ class GpuProfilesSpawner(ProfilesSpawner):
         try:
             return parse_user_options(options, self.resource_profile_list())
         except InvalidRequest as error:
-            raise SpawnException(str(error), reason="invalid_options") from None
+            raise spawn_error(str(error), reason="invalid_options") from None
 
     def options_from_form(self, formdata: dict[str, list[str]]) -> dict[str, str]:
         try:
             options = options_from_form_data(formdata)
         except InvalidRequest as error:
-            raise SpawnException(str(error), reason="invalid_options") from None
+            raise spawn_error(str(error), reason="invalid_options") from None
         return self.parse_options(options).as_user_options()
 
     def run_pre_spawn_hook(self) -> Any:

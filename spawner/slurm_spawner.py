@@ -10,7 +10,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any, ClassVar
 
 from batchspawner import SlurmSpawner
-from jupyterhub.spawner import SpawnException
 from traitlets import Any as AnyTrait
 from traitlets import Bool, Float, Integer, List, Unicode
 
@@ -20,6 +19,7 @@ from spawner.core.poller import JobPoller
 from spawner.core.request import SpawnRequest
 from spawner.core.sbatch import TOKEN_VARS, SingleUserJob, render_singleuser_script
 from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from spawner.errors import spawn_error
 
 
 async def _accepts_connections(host: str, port: int, timeout: float) -> bool:
@@ -143,7 +143,7 @@ class GpuSlurmSpawner(SlurmSpawner):
             input_text=self.api_token,
         )
         if result.returncode != 0:
-            raise SpawnException(
+            raise spawn_error(
                 f"Could not prepare {log_dir} for the job: {result.stderr.strip()}",
                 reason="log_dir",
                 status_code=500,
@@ -170,13 +170,13 @@ class GpuSlurmSpawner(SlurmSpawner):
         try:
             job_id = await self.slurm.submit(script, user=self.user.name, env=env)
         except SlurmUnavailable as error:
-            raise SpawnException(
+            raise spawn_error(
                 f"The Slurm controller is not answering ({error.message}); try again in a minute.",
                 reason="slurm_unavailable",
                 status_code=503,
             ) from None
         except SlurmError as error:
-            raise SpawnException(
+            raise spawn_error(
                 f"Slurm refused the job: {error.message}", reason="slurm_rejected"
             ) from None
         self.log.info(
@@ -191,7 +191,7 @@ class GpuSlurmSpawner(SlurmSpawner):
     async def start(self) -> tuple[str, int]:  # type: ignore[override]
         request = self.spawn_request
         if not isinstance(request, SpawnRequest):
-            raise SpawnException("No resource profile was chosen.", reason="no_profile")
+            raise spawn_error("No resource profile was chosen.", reason="no_profile")
         self.port = 0
         self._port_ready.clear()
         self._job_info = None
@@ -263,7 +263,7 @@ class GpuSlurmSpawner(SlurmSpawner):
         message = f"The JupyterLab job {job_id} ended while starting ({state})."
         if tail:
             message += f" Last lines of its log:\n{tail}"
-        raise SpawnException(message, reason="job_ended", status_code=500)
+        raise spawn_error(message, reason="job_ended", status_code=500)
 
     async def _log_tail(self, job_id: str) -> str:
         try:

@@ -32,7 +32,9 @@ def test_bad_api_request_is_a_400_and_submits_nothing(hub: Hub, clean: None, opt
     alice = hub.login("alice")
     response = hub.api(alice, "POST", "/users/alice/server", json={"user_options": options})
     assert response.status_code == 400, response.text
+    assert response.json()["message"] == response.json()["message"].strip()
     assert message in response.json()["message"]
+    assert "SpawnException(" not in response.json()["message"]
     assert user_jobs("alice") == []
     assert hub.server(alice, "alice") is None
 
@@ -45,6 +47,7 @@ def test_tampered_form_shows_the_error_on_the_form(hub: Hub, clean: None, option
     response = alice.post(f"{hub.url}/hub/spawn", data=form, timeout=60)
     assert response.status_code == 400
     assert message.replace("'", "&#39;") in response.text or message in response.text
+    assert "SpawnException(" not in response.text  # the sentence only, no exception repr
     assert 'name="profile"' in response.text  # the form is shown again to fix the choice
     assert user_jobs("alice") == []
 
