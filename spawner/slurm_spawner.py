@@ -127,8 +127,11 @@ class GpuSlurmSpawner(SlurmSpawner):
         self.port = port
         self._port_ready.set()
 
+    def _log_dir_in(self, home: str) -> str:
+        return self.log_dir.format(home=home)
+
     async def _log_dir(self) -> str:
-        return self.log_dir.format(home=await self._home())
+        return self._log_dir_in(await self._home())
 
     def _token_file(self, log_dir: str) -> str:
         server = re.sub(r"[^A-Za-z0-9_-]", "_", self.name) or "default"
@@ -152,7 +155,7 @@ class GpuSlurmSpawner(SlurmSpawner):
 
     async def _submit(self, request: SpawnRequest) -> str:
         home = await self._home()
-        log_dir = await self._log_dir()
+        log_dir = self._log_dir_in(home)  # one passwd lookup for both
         token_file = await self._hand_over_token(log_dir)
         self.ip = self.listen_ip  # JUPYTERHUB_SERVICE_URL in get_env() is built from it
         env = {k: v for k, v in self.get_env().items() if k not in TOKEN_VARS}
