@@ -32,12 +32,20 @@ def alice_jobs() -> list[str]:
     return out.stdout.split()
 
 
+def cluster_idle() -> bool:
+    """No alice jobs, and every node idle (not still completing the previous round's job)."""
+    nodes = subprocess.run(
+        ["sinfo", "-h", "-o", "%T"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return not alice_jobs() and bool(nodes) and all(state == "idle" for state in nodes)
+
+
 def measure(hub: Hub, options: dict[str, str] | None, rounds: int) -> list[float]:
     alice = hub.login("alice")
     body = {"user_options": options} if options else {}
     times = []
     for _ in range(rounds):
-        wait_for(lambda: not alice_jobs(), 60, "an idle cluster", step=0.1)
+        wait_for(cluster_idle, 60, "an idle cluster", step=0.1)
         begun = time.monotonic()
         response = hub.api(alice, "POST", "/users/alice/server", json=body)
         if response.status_code not in (201, 202):

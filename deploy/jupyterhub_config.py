@@ -48,6 +48,10 @@ c.JupyterHub.spawner_class = "gpu-profiles"
 c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
 c.GpuSlurmSpawner.session_venv = os.environ.get("PORTAL_SESSION_VENV", "/opt/gpuportal/venv")
 c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.0")
+# Users cannot pip-install into the shared session venv, so the PyPI extension manager's
+# install buttons could only fail; the read-only one lists what is installed (and starts faster).
+# (Spawner, not GpuSlurmSpawner: the profile chooser links its own args onto the child.)
+c.Spawner.args = ["--LabApp.extension_manager=readonly"]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 300
 c.Spawner.http_timeout = 60

@@ -1,0 +1,100 @@
+"""gpuportal-singleuser, the in-job launcher: the port report, the exec, the skipped import."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import ClassVar
+
+import pytest
+
+from spawner.singleuser import report_port
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    seen: ClassVar[list[tuple[str, str, bytes]]] = []
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.seen.append((self.path, self.headers["Authorization"], body))
+        self.send_response(201)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_hub() -> Iterator[str]:
+    _Recorder.seen = []
+    server = HTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/hub/api"
+    server.shutdown()
+    server.server_close()
+
+
+def test_report_port_sends_only_the_port_with_the_token(fake_hub: str) -> None:
+    report_port(fake_hub + "/", "secret-token", 43210)
+    assert _Recorder.seen == [("/hub/api/batchspawner", "token secret-token", b'{"port": 43210}')]
+
+
+def test_report_port_gives_up_with_a_clear_message() -> None:
+    with pytest.raises(SystemExit, match="could not report the port to the hub at http://127"):
+        report_port("http://127.0.0.1:9/hub/api", "t", 1, attempts=1)
+
+
+def test_other_commands_are_execed_with_the_reported_port_in_their_service_url(
+    fake_hub: str,
+) -> None:
+    env = dict(
+        os.environ,
+        JUPYTERHUB_API_URL=fake_hub,
+        JUPYTERHUB_API_TOKEN="tok",
+        JUPYTERHUB_SERVICE_URL="http://0.0.0.0:0/user/alice/",
+    )
+    shown = subprocess.run(
+        [sys.executable, "-m", "spawner.singleuser", "sh", "-c", "echo $JUPYTERHUB_SERVICE_URL"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    port = json.loads(_Recorder.seen[0][2])["port"]
+    assert shown == f"http://0.0.0.0:{port}/user/alice/"
+
+
+def test_the_skipped_import_leaves_jupyter_server_and_its_event_schemas_working() -> None:
+    # In a fresh interpreter: sys.modules is process-wide, and this test must not change ours.
+    code = """
+import sys
+from spawner.singleuser import skip_slow_imports
+skip_slow_imports()
+try:
+    import rfc3987_syntax
+except ImportError:
+    pass
+else:
+    raise SystemExit("rfc3987_syntax was imported")
+import jupyter_server.serverapp
+from jupyter_events.schema import EventSchema
+from jsonschema import ValidationError
+schema = {
+    "$id": "https://example.org/portal/test", "version": "1", "type": "object",
+    "properties": {"when": {"type": "string", "format": "date-time"}},
+}
+EventSchema(schema).validate({"when": "2026-11-22T10:00:00Z"})
+try:
+    EventSchema(schema).validate({"when": 5})
+except ValidationError:
+    print("validated")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "validated"
