@@ -13,6 +13,18 @@ from spawner.core.runtime import describe_runtime, parse_runtime
 SLUG_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?")
 SLURM_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 
+# LDAP/Unix group names, as the hub and the portal see them.
+GROUP_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
+# The sbatch options an admin may add to a profile, each with the values it takes. Anything
+# else (--wrap, --export, --uid, ...) could change what runs or as whom, so it is not offered.
+EXTRA_SBATCH_OPTIONS: dict[str, re.Pattern[str]] = {
+    "account": SLURM_NAME_RE,
+    "qos": SLURM_NAME_RE,
+    "reservation": SLURM_NAME_RE,
+    # Node features with Slurm's operators: "a100", "a100&ib", "[rack1|rack2]".
+    "constraint": re.compile(r"[A-Za-z0-9_.&|,:*\[\]-]{1,200}"),
+}
+
 DEFAULT_CORES_PER_GPU = 8
 DEFAULT_MEM_PER_GPU_GB = 48
 DEFAULT_RUNTIME = 8 * 3600
@@ -36,6 +48,10 @@ class ResourceProfile:
     default_runtime: int = DEFAULT_RUNTIME
     max_runtime: int = DEFAULT_MAX_RUNTIME
     description: str = ""
+    # Allow-listed extra sbatch options, e.g. (("account", "ml"), ("qos", "short")).
+    sbatch_options: tuple[tuple[str, str], ...] = ()
+    # LDAP groups that may see and use the profile; empty means everyone.
+    groups: frozenset[str] = frozenset()
     max_gpus_per_node: int = field(default=4, compare=False)
 
     def __post_init__(self) -> None:
@@ -61,6 +77,16 @@ class ResourceProfile:
                 f"{self.slug}: default_runtime must be between one minute and max_runtime"
             )
 
+        for option, value in self.sbatch_options:
+            check_sbatch_option(option, value, where=self.slug)
+        for group in self.groups:
+            if not GROUP_RE.fullmatch(group):
+                raise ProfileError(f"{self.slug}: {group!r} is not a group name")
+
+    def visible_to(self, groups: Iterable[str]) -> bool:
+        """Whether a member of these groups may see and spawn the profile."""
+        return not self.groups or not self.groups.isdisjoint(groups)
+
     @property
     def cores(self) -> int:
         return self.gpus * self.cores_per_gpu
@@ -77,6 +103,29 @@ class ResourceProfile:
             f"default {describe_runtime(self.default_runtime)}, "
             f"up to {describe_runtime(self.max_runtime)}"
         )
+
+
+def check_sbatch_option(option: str, value: str, *, where: str) -> None:
+    """Refuse an extra sbatch option outside the allow-list, or a value outside its alphabet."""
+    rule = EXTRA_SBATCH_OPTIONS.get(option)
+    if rule is None:
+        raise ProfileError(
+            f"{where}: sbatch option {option!r} is not allowed; "
+            f"allowed: {', '.join(EXTRA_SBATCH_OPTIONS)}"
+        )
+    if not rule.fullmatch(value):
+        raise ProfileError(
+            f"{where}: {option} value {value!r} may only hold letters, digits and _ . -"
+            + (" & | , : * [ ]" if option == "constraint" else "")
+        )
+
+
+def visible_profiles(
+    profiles: Sequence[ResourceProfile], groups: Iterable[str]
+) -> list[ResourceProfile]:
+    """The profiles a member of these groups may see, in order."""
+    member_of = frozenset(groups)
+    return [profile for profile in profiles if profile.visible_to(member_of)]
 
 
 def profile_from_config(

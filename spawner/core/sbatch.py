@@ -10,7 +10,7 @@ from pathlib import Path
 
 import jinja2
 
-from spawner.core.profiles import SLUG_RE, SLURM_NAME_RE
+from spawner.core.profiles import SLUG_RE, SLURM_NAME_RE, ProfileError, check_sbatch_option
 from spawner.core.request import SpawnRequest
 from spawner.core.runtime import format_runtime
 
@@ -52,6 +52,7 @@ class SingleUserJob:
     command: tuple[str, ...]
     venv: str = ""
     token_file: str = ""
+    extra_options: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         _check(USERNAME_RE, self.user, "user name")
@@ -76,6 +77,11 @@ class SingleUserJob:
                 raise ScriptError(f"{what} must be at least 1")
         if self.runtime < 60:
             raise ScriptError("runtime must be at least one minute")
+        for option, value in self.extra_options:
+            try:
+                check_sbatch_option(option, value, where="extra option")
+            except ProfileError as error:
+                raise ScriptError(str(error)) from None
 
     @classmethod
     def from_request(
@@ -105,6 +111,7 @@ class SingleUserJob:
             command=tuple(command),
             venv=venv,
             token_file=token_file,
+            extra_options=profile.sbatch_options,
         )
 
 
@@ -139,4 +146,5 @@ def render_singleuser_script(job: SingleUserJob, *, templates_dir: Path = TEMPLA
         venv=job.venv,
         token_file=job.token_file,
         command=shlex.join(job.command),
+        extra_options=job.extra_options,
     )

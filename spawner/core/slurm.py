@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from spawner.core.jobs import SQUEUE_FORMAT, JobInfo, parse_sbatch_parsable, parse_squeue
+from spawner.core.partitions import SINFO_FORMAT, Partition, parse_sinfo
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ def _first_line(text: str) -> str:
 def _raise_for(argv: Sequence[str], result: CommandResult) -> None:
     message = _first_line(result.stderr) or _first_line(result.stdout) or "no output"
     # sbatch prefixes its errors with "sbatch: error: "; the rest is what a user needs to read.
-    for prefix in ("sbatch: error: ", "squeue: error: ", "scancel: error: "):
+    for prefix in ("sbatch: error: ", "squeue: error: ", "scancel: error: ", "sinfo: error: "):
         message = message.removeprefix(prefix)
     if any(marker in result.stderr for marker in _UNREACHABLE_MARKERS):
         raise SlurmUnavailable(argv, result.returncode, message)
@@ -136,6 +137,14 @@ class SlurmClient:
                 return {}
             _raise_for(argv, result)
         return parse_squeue(result.stdout)
+
+    async def partitions(self) -> dict[str, Partition]:
+        """Every partition's time limit and node shapes (one sinfo)."""
+        argv = [self._bin + "sinfo", "--noheader", f"--format={SINFO_FORMAT}"]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        return parse_sinfo(result.stdout)
 
     async def cancel(self, job_id: str, *, user: str) -> None:
         argv = self._as_user(user, self._bin + "scancel", job_id)

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from spawner.core.profiles import (
@@ -6,6 +8,7 @@ from spawner.core.profiles import (
     default_profile_config,
     load_profiles,
     profile_from_config,
+    visible_profiles,
 )
 from spawner.core.runtime import RuntimeFormatError, format_runtime, parse_runtime
 
@@ -67,3 +70,31 @@ def test_profile_is_immutable():
     profile = ResourceProfile(slug="x", title="X", gpus=1)
     with pytest.raises(AttributeError):
         profile.gpus = 4  # type: ignore[misc]
+
+
+def test_profile_groups_decide_who_sees_it() -> None:
+    open_to_all = ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1)
+    ml_only = ResourceProfile(slug="gpu-4", title="4 GPUs", gpus=4, groups=frozenset({"ml"}))
+    assert visible_profiles([open_to_all, ml_only], ["ds"]) == [open_to_all]
+    assert visible_profiles([open_to_all, ml_only], ["ds", "ml"]) == [open_to_all, ml_only]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ((("wrap", "id"),), "sbatch option 'wrap' is not allowed; allowed: account, qos"),
+        ((("account", "ml\n#SBATCH --uid=0"),), "account value"),
+        ((("qos", "a b"),), "qos value"),
+        ((("constraint", "a100;rm"),), "constraint value"),
+    ],
+)
+def test_extra_sbatch_options_are_allow_listed(
+    options: tuple[tuple[str, str], ...], message: str
+) -> None:
+    with pytest.raises(ProfileError, match=re.escape(message)):
+        ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1, sbatch_options=options)
+
+
+def test_a_group_name_with_a_newline_is_refused() -> None:
+    with pytest.raises(ProfileError, match="is not a group name"):
+        ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1, groups=frozenset({"ds\nx"}))

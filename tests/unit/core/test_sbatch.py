@@ -1,3 +1,4 @@
+import dataclasses
 import os
 
 import pytest
@@ -68,3 +69,16 @@ def test_unsafe_values_never_render(changes):
 def test_arguments_are_shell_quoted():
     script = render_singleuser_script(_with(command=("jupyterhub-singleuser", "--x=$(id)")))
     assert "exec jupyterhub-singleuser '--x=$(id)'" in script
+
+
+def test_extra_sbatch_options_of_the_profile_become_sbatch_lines() -> None:
+    job = golden_job("gpu-1")
+    script = render_singleuser_script(
+        dataclasses.replace(job, extra_options=(("account", "ml"), ("constraint", "a100&ib")))
+    )
+    assert "#SBATCH --account=ml\n#SBATCH --constraint=a100&ib\n" in script
+
+
+def test_an_extra_option_outside_the_allow_list_never_renders() -> None:
+    with pytest.raises(ScriptError, match="not allowed"):
+        dataclasses.replace(golden_job("gpu-1"), extra_options=(("uid", "0"),))

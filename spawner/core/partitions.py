@@ -1,0 +1,86 @@
+"""What a Slurm partition can hold: its time limit and its largest node, from sinfo."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# One line per group of alike nodes of a partition: name, time limit, gres, CPUs, memory (MB).
+SINFO_FORMAT = "%R|%l|%G|%c|%m"
+
+_TIME = re.compile(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)")
+_GRES_GPU = re.compile(r"gpu(?::[^:,()]+)?:(\d+)")
+
+
+class SinfoFormatError(ValueError):
+    """sinfo printed something this parser does not understand."""
+
+
+@dataclass(frozen=True)
+class NodeShape:
+    """What one node of a group of alike nodes offers."""
+
+    gpus: int
+    cores: int
+    mem_mb: int
+
+
+@dataclass(frozen=True)
+class Partition:
+    """A partition's time limit and the shapes of its nodes."""
+
+    name: str
+    max_time: int | None  # seconds; None for UNLIMITED
+    shapes: tuple[NodeShape, ...]
+
+    @property
+    def max_gpus_per_node(self) -> int:
+        return max((shape.gpus for shape in self.shapes), default=0)
+
+    def fits_one_node(self, *, gpus: int, cores: int, mem_mb: int) -> bool:
+        """Whether some node of the partition has all of this at once."""
+        return any(
+            shape.gpus >= gpus and shape.cores >= cores and shape.mem_mb >= mem_mb
+            for shape in self.shapes
+        )
+
+
+def parse_slurm_time(text: str) -> int | None:
+    """Seconds in a Slurm time limit ("1-00:00:00", "8:00:00", "30:00"); None if unlimited."""
+    if text.strip().lower() in ("infinite", "unlimited"):
+        return None
+    match = _TIME.fullmatch(text.strip())
+    if match is None:
+        raise SinfoFormatError(f"not a Slurm time limit: {text!r}")
+    days, hours, minutes, seconds = (int(part) if part else 0 for part in match.groups())
+    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+
+
+def gpus_in_gres(gres: str) -> int:
+    """GPUs a node offers, from sinfo's gres column ("gpu:4", "gpu:a100:2(S:0-1),gpu:t4:1")."""
+    return sum(int(count) for count in _GRES_GPU.findall(gres))
+
+
+def parse_sinfo(text: str) -> dict[str, Partition]:
+    """Partitions from `sinfo --noheader --format=SINFO_FORMAT`, with the shapes of their nodes."""
+    found: dict[str, Partition] = {}
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        fields = line.strip().split("|")
+        if len(fields) != 5:
+            raise SinfoFormatError(f"expected 5 fields in sinfo line {line!r}")
+        name, limit, gres, cpus, mem = fields
+        try:
+            max_time = parse_slurm_time(limit)
+            shape = NodeShape(
+                gpus=gpus_in_gres(gres),
+                cores=int(cpus.rstrip("+")),
+                mem_mb=int(mem.rstrip("+")),
+            )
+        except ValueError as error:
+            raise SinfoFormatError(f"sinfo line {line!r}: {error}") from None
+        known = found.get(name)
+        shapes = (*known.shapes, shape) if known else (shape,)
+        found[name] = Partition(name=name, max_time=max_time, shapes=shapes)
+    return found

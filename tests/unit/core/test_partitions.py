@@ -1,0 +1,70 @@
+import re
+
+import pytest
+
+from spawner.core.partitions import (
+    NodeShape,
+    SinfoFormatError,
+    gpus_in_gres,
+    parse_sinfo,
+    parse_slurm_time,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [
+        ("1-00:00:00", 86400),
+        ("8:00:00", 28800),
+        ("30:00", 1800),
+        ("2-12:30:05", 2 * 86400 + 12 * 3600 + 30 * 60 + 5),
+        ("UNLIMITED", None),
+        ("infinite", None),
+    ],
+)
+def test_parse_slurm_time_reads_sinfo_limits(text: str, seconds: int | None) -> None:
+    assert parse_slurm_time(text) == seconds
+
+
+def test_parse_slurm_time_refuses_garbage() -> None:
+    with pytest.raises(SinfoFormatError, match="not a Slurm time limit"):
+        parse_slurm_time("8h")
+
+
+@pytest.mark.parametrize(
+    ("gres", "gpus"),
+    [
+        ("gpu:4", 4),
+        ("gpu:a100:2(S:0-1)", 2),
+        ("gpu:a100:2,gpu:t4:1", 3),
+        ("gpu:tesla:4,mps:400", 4),
+        ("(null)", 0),
+    ],
+)
+def test_gpus_in_gres_counts_every_gpu_type(gres: str, gpus: int) -> None:
+    assert gpus_in_gres(gres) == gpus
+
+
+def test_parse_sinfo_keeps_each_node_shape_of_a_partition() -> None:
+    text = (
+        "gpu|1-00:00:00|gpu:4|32|200000\n"
+        "gpu|1-00:00:00|gpu:8|64+|500000\n"
+        "cpu|infinite|(null)|128|256000\n"
+    )
+    partitions = parse_sinfo(text)
+    gpu = partitions["gpu"]
+    assert gpu.max_time == 86400
+    assert gpu.shapes == (NodeShape(4, 32, 200000), NodeShape(8, 64, 500000))
+    assert gpu.max_gpus_per_node == 8
+    assert gpu.fits_one_node(gpus=8, cores=64, mem_mb=400000)
+    # 8 GPUs and 100 cores exist in the partition, but not on one node.
+    assert not gpu.fits_one_node(gpus=8, cores=100, mem_mb=1000)
+    assert partitions["cpu"].max_time is None
+    assert partitions["cpu"].max_gpus_per_node == 0
+
+
+def test_parse_sinfo_names_the_line_it_cannot_read() -> None:
+    with pytest.raises(SinfoFormatError, match="expected 5 fields"):
+        parse_sinfo("gpu|1-00:00:00\n")
+    with pytest.raises(SinfoFormatError, match=re.escape("sinfo line 'gpu|soon|gpu:4|32|1'")):
+        parse_sinfo("gpu|soon|gpu:4|32|1")
