@@ -18,6 +18,7 @@ demo:
 stop:
 	@bash deploy/local/hub.sh stop
 	@bash deploy/local/cluster.sh stop
+	@bash deploy/local/postgres.sh stop
 
 status:
 	@bash deploy/local/cluster.sh status
@@ -26,6 +27,7 @@ status:
 test:
 	@bash deploy/local/install.sh --test
 	@bash deploy/local/cluster.sh start
+	@bash deploy/local/postgres.sh start
 	@$(VENV)/bin/ruff check spawner portal tests bench deploy
 	@$(VENV)/bin/ruff format --check spawner portal tests bench deploy
 	@$(VENV)/bin/mypy

@@ -6,6 +6,7 @@ this one file.
 """
 
 import os
+import secrets
 import sys
 from pathlib import Path
 
@@ -42,6 +43,8 @@ c.ClusterLDAPAuthenticator.user_search_base = "ou=people,dc=example,dc=org"
 c.ClusterLDAPAuthenticator.group_search_base = "ou=groups,dc=example,dc=org"
 c.ClusterLDAPAuthenticator.allowed_ldap_groups = {"ds", "hpc-admins"}
 c.ClusterLDAPAuthenticator.admin_ldap_groups = {"hpc-admins"}
+# The hub's groups follow LDAP at each login: profile visibility and the portal read them.
+c.ClusterLDAPAuthenticator.manage_groups = True
 
 # -- GPU profiles, each a Slurm job ----------------------------------------------------
 c.JupyterHub.spawner_class = "gpu-profiles"
@@ -56,11 +59,40 @@ c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 300
 c.Spawner.http_timeout = 60
 
+# -- the portal (live profiles, admin pages, REST API) at /services/portal/ -------------
+# The hub gives the portal this token; the spawner presents it to read every profile.
+portal_token_file = state / "portal-api-token"
+if not portal_token_file.exists():
+    portal_token_file.touch(mode=0o600)
+    portal_token_file.write_text(secrets.token_hex(32))
+portal_token = portal_token_file.read_text().strip()
+portal_url = f"http://127.0.0.1:{port + 82}"
+portal_db = os.environ.get("PORTAL_DATABASE_URL", f"sqlite:///{state / 'portal.db'}")
+c.GpuProfilesSpawner.portal_url = portal_url + "/services/portal"
+c.GpuProfilesSpawner.portal_token = portal_token
+
 # -- servers whose job was still queued when the hub stopped come back by themselves ------
 c.JupyterHub.services = [
     {"name": "spawn-resumer", "command": [sys.executable, "-m", "spawner.resume_service"]},
+    {
+        "name": "portal",
+        "url": portal_url,
+        "command": [sys.executable, "-m", "portal"],
+        "api_token": portal_token,
+        "oauth_no_confirm": True,
+        # The user's own model, with `admin`, so that hub admins are portal admins too.
+        "oauth_client_allowed_scopes": ["read:users!user"],
+        "environment": {
+            "PORTAL_DATABASE_URL": portal_db,
+            "PORTAL_ADMIN_GROUPS": '["hpc-admins"]',
+            "PORTAL_DEFAULT_PARTITION": os.environ.get("PORTAL_PARTITION", "gpu"),
+        },
+        "display": True,
+    },
 ]
 c.JupyterHub.load_roles = [
+    # Every user may open the portal (its pages decide what they may do there).
+    {"name": "user", "scopes": ["self", "access:services!service=portal"]},
     {
         "name": "spawn-resumer",
         "scopes": ["list:users", "read:users", "admin:server_state", "servers"],

@@ -70,6 +70,9 @@ class ClusterLDAPAuthenticator(Authenticator):
         return {
             "name": found.login,
             "admin": bool(found.groups & self.admin_ldap_groups),
+            # With manage_groups (on by default here) the hub mirrors these as its groups, which
+            # is what profile visibility and the portal's admin check read.
+            "groups": sorted(found.groups),
             "auth_state": {"groups": sorted(found.groups)},
         }
 

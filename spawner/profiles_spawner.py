@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import jinja2
+from jupyterhub.utils import maybe_future
 from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
 from wrapspawner import ProfilesSpawner
 
@@ -13,6 +14,7 @@ from spawner.core.profiles import (
     ResourceProfile,
     default_profile_config,
     load_profiles,
+    visible_profiles,
 )
 from spawner.core.request import (
     InvalidRequest,
@@ -23,6 +25,7 @@ from spawner.core.request import (
 from spawner.core.runtime import format_runtime
 from spawner.core.sbatch import TEMPLATES_DIR
 from spawner.errors import spawn_error
+from spawner.profile_source import ProfileSource
 from spawner.slurm_spawner import GpuSlurmSpawner
 
 _FORMS = jinja2.Environment(
@@ -50,13 +53,38 @@ class GpuProfilesSpawner(ProfilesSpawner):
         config=True,
         help="Spawner class each profile runs with, e.g. spawner.slurm_spawner.GpuSlurmSpawner.",
     )
+    portal_url = Unicode(
+        "",
+        config=True,
+        help="The portal service, where admins edit profiles live, e.g. "
+        "http://127.0.0.1:8082/services/portal. Empty: use resource_profiles only.",
+    )
+    portal_token = Unicode(
+        "", config=True, help="The API token the hub gave the portal service (reads all profiles)."
+    )
     options_form = Union([Unicode(), Callable()])
 
+    # One source per portal for all spawners: they share the last answer it gave.
+    _sources: ClassVar[dict[str, ProfileSource]] = {}
     _request: SpawnRequest | None = None
     _previous_job_id = ""
     _resume_job_id = ""
 
-    def resource_profile_list(self) -> list[ResourceProfile]:
+    async def resource_profile_list(self) -> list[ResourceProfile]:
+        """The profiles this user may see and spawn, live from the portal when there is one."""
+        if self.portal_url:
+            source = self._sources.get(self.portal_url)
+            if source is None:
+                source = ProfileSource(
+                    url=self.portal_url, token=self.portal_token, fallback=self.configured_profiles
+                )
+                self._sources[self.portal_url] = source
+            profiles = await source.profiles()
+        else:
+            profiles = self.configured_profiles()
+        return visible_profiles(profiles, [group.name for group in self.user.groups])
+
+    def configured_profiles(self) -> list[ResourceProfile]:
         try:
             return load_profiles(
                 self.resource_profiles,
@@ -75,10 +103,15 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
     @default("profiles")
     def _profiles_default(self) -> list[tuple[str, str, type, dict[str, Any]]]:
-        # wrapspawner's view of the same list: (title, key, spawner class, child config).
-        return [
-            (p.title, p.slug, self.profile_spawner_class, {}) for p in self.resource_profile_list()
-        ]
+        # wrapspawner's static list is not used: profiles are live, and select_profile below
+        # picks the one spawner class for every profile.
+        return [("GPU job", "", self.profile_spawner_class, {})]
+
+    def select_profile(self, profile: str) -> None:
+        # Whatever the profile, the child is the Slurm spawner; the profile itself reaches it
+        # as the validated spawn_request, never as child config.
+        self.child_class = self.profile_spawner_class
+        self.child_config = {}
 
     @default("apply_user_options")
     def _apply_user_options_default(self) -> Any:
@@ -90,24 +123,24 @@ class GpuProfilesSpawner(ProfilesSpawner):
     def _options_form_default(self) -> Any:
         return _render_form
 
-    def parse_options(self, options: dict[str, Any]) -> SpawnRequest:
+    async def parse_options(self, options: dict[str, Any]) -> SpawnRequest:
         try:
-            return parse_user_options(options, self.resource_profile_list())
+            return parse_user_options(options, await self.resource_profile_list())
         except InvalidRequest as error:
             raise spawn_error(str(error), reason="invalid_options") from None
 
-    def options_from_form(self, formdata: dict[str, list[str]]) -> dict[str, str]:
+    async def options_from_form(self, formdata: dict[str, list[str]]) -> dict[str, str]:
         try:
             options = options_from_form_data(formdata)
         except InvalidRequest as error:
             raise spawn_error(str(error), reason="invalid_options") from None
-        return self.parse_options(options).as_user_options()
+        return (await self.parse_options(options)).as_user_options()
 
-    def run_pre_spawn_hook(self) -> Any:
+    async def run_pre_spawn_hook(self) -> Any:
         # The REST API sets user_options without the form: validate them here, before start(),
         # so that a bad request is a 400 and nothing is submitted.
-        self._request = self.parse_options(dict(self.user_options or {}))
-        return super().run_pre_spawn_hook()
+        self._request = await self.parse_options(dict(self.user_options or {}))
+        return await maybe_future(super().run_pre_spawn_hook())
 
     def construct_child(self) -> Any:
         super().construct_child()  # wrapspawner's returns nothing: read child_spawner instead
@@ -149,7 +182,9 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
 
 async def _render_form(spawner: GpuProfilesSpawner) -> str:
-    profiles = spawner.resource_profile_list()
+    profiles = await spawner.resource_profile_list()
+    if not profiles:
+        return _FORMS.get_template("spawn_form.html").render(profiles=[], selected="", runtime="")
     previous = spawner.user_options or {}
     selected = previous.get("profile") if isinstance(previous, dict) else None
     if selected not in {p.slug for p in profiles}:

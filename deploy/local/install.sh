@@ -13,7 +13,8 @@ say() { printf '[install] %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || { echo "[install] run as root" >&2; exit 1; }
 
 packages=(slurm-wlm slurmctld slurmd slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates)
-[ "$WITH_TESTS" = 1 ] && packages+=(chromium)
+# The tests also run the portal on PostgreSQL (the demo uses SQLite).
+[ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -179,6 +179,35 @@ def profile_from_config(
         raise ProfileError(f"profile {entry.get('slug', '?')}: {bad}") from None
 
 
+def profile_from_record(record: Mapping[str, Any]) -> ResourceProfile:
+    """A profile from the portal's API answer (runtimes "HH:MM:SS", options and groups).
+
+    The portal checked it against the cluster when it was saved; it is checked again here, as
+    everything that reaches an sbatch script is.
+    """
+    try:
+        return ResourceProfile(
+            slug=str(record["slug"]),
+            title=str(record["title"]),
+            gpus=int(record["gpus"]),
+            partition=str(record["partition"]),
+            cores_per_gpu=int(record["cores_per_gpu"]),
+            mem_per_gpu_gb=int(record["mem_per_gpu_gb"]),
+            default_runtime=parse_runtime(str(record["default_runtime"])),
+            max_runtime=parse_runtime(str(record["max_runtime"])),
+            description=str(record.get("description", "")),
+            sbatch_options=tuple(sorted(dict(record.get("sbatch_options") or {}).items())),
+            groups=frozenset(record.get("groups") or ()),
+            max_gpus_per_node=int(record["gpus"]),
+        )
+    except (KeyError, TypeError) as error:
+        raise ProfileError(f"profile record {record.get('slug', '?')!r} lacks {error}") from None
+    except ValueError as bad:
+        if isinstance(bad, ProfileError):
+            raise
+        raise ProfileError(f"profile {record.get('slug', '?')}: {bad}") from None
+
+
 def default_profile_config() -> list[dict[str, Any]]:
     """The shipped profiles: 1, 2 and 4 GPUs on one node."""
     return [

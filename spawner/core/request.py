@@ -41,6 +41,8 @@ def parse_user_options(
         raise InvalidRequest(
             f"unknown option(s) {', '.join(unknown)}; allowed options: {', '.join(ALLOWED_OPTIONS)}"
         )
+    if not profiles:
+        raise InvalidRequest("no resource profile is open to you; ask the cluster admins")
     slugs = ", ".join(p.slug for p in profiles)
 
     raw_profile = options.get("profile", profiles[0].slug)

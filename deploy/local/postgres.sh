@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# A PostgreSQL of the tests' own on 127.0.0.1:5433 (the portal's store is tested on it too).
+#   postgres.sh start    init (once) and start it; create the `portal` role (safe to run again)
+#   postgres.sh stop     stop it
+#   postgres.sh url      print the SQLAlchemy URL the tests use
+set -euo pipefail
+
+STATE=${PORTAL_STATE:-/var/lib/portal-local}
+DATA=$STATE/pg
+PORT=${PORTAL_PG_PORT:-5433}
+PASSWORD=portal-test
+BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+
+say() { printf '[postgres] %s\n' "$*"; }
+as_pg() { runuser -u postgres -- "$@"; }
+
+start() {
+    [ -n "$BIN" ] || { echo "[postgres] PostgreSQL is not installed (install.sh --test does it)" >&2; exit 1; }
+    mkdir -p "$STATE/run"
+    if [ ! -f "$DATA/PG_VERSION" ]; then
+        install -d -o postgres -g postgres -m 700 "$DATA"
+        as_pg "$BIN/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 -E UTF8 >/dev/null
+        say "initialised $DATA"
+    fi
+    chown postgres "$STATE/run"
+    if ! as_pg "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
+        as_pg "$BIN/pg_ctl" -D "$DATA" -l "$DATA/server.log" -w -t 60 \
+            -o "-p $PORT -c listen_addresses=127.0.0.1 -k $STATE/run" start >/dev/null
+        say "started on 127.0.0.1:$PORT"
+    else
+        say "already running on 127.0.0.1:$PORT"
+    fi
+    # CREATEDB: each test gets a fresh database of its own.
+    as_pg psql -h "$STATE/run" -p "$PORT" -U postgres -qtA -v ON_ERROR_STOP=1 <<SQL >/dev/null
+DO \$\$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'portal') THEN
+    CREATE ROLE portal LOGIN CREATEDB PASSWORD '$PASSWORD';
+  END IF;
+END \$\$;
+SQL
+}
+
+stop() {
+    if [ -n "$BIN" ] && [ -f "$DATA/PG_VERSION" ] && as_pg "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
+        as_pg "$BIN/pg_ctl" -D "$DATA" -w -m fast stop >/dev/null
+        say "stopped"
+    fi
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    url) echo "postgresql+psycopg://portal:$PASSWORD@127.0.0.1:$PORT/postgres" ;;
+    *) echo "usage: $0 start|stop|url" >&2; exit 2 ;;
+esac

@@ -1,0 +1,128 @@
+"""The portal's FastAPI application: create_app(settings) wires store, cluster and identity."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI, Request, status
+from fastapi.responses import JSONResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+
+from portal import crud, db
+from portal.cluster import ClusterUnavailable, PartitionCatalog
+from portal.crud import SlugTaken, VersionConflict
+from portal.deps import LoginRequired, PageForbidden
+from portal.identity import STATE_COOKIE_NAME, HubIdentity
+from portal.profile_service import RuleViolation
+from portal.routers import admin_pages, oauth, profiles_api
+from portal.settings import PortalSettings
+from spawner.core.sbatch import TEMPLATES_DIR
+
+log = logging.getLogger(__name__)
+
+
+def create_app(
+    settings: PortalSettings,
+    *,
+    identity: HubIdentity | None = None,
+    catalog: PartitionCatalog | None = None,
+) -> FastAPI:
+    """The portal app. Tests pass their own identity/catalog; production builds them here."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        db.upgrade(settings.database_url)
+        with app.state.database.sessions() as session:
+            crud.seed_defaults(session, partition=settings.default_partition)
+        yield
+        app.state.database.engine.dispose()
+
+    prefix = settings.prefix
+    app = FastAPI(
+        title="GPU portal",
+        summary="Resource profiles for the cluster's JupyterHub (and, later, multi-node jobs).",
+        description="Authenticate with a hub API token: `Authorization: token <token>`.",
+        version="0.1.0",
+        docs_url=f"{prefix}/docs",
+        openapi_url=f"{prefix}/openapi.json",
+        redoc_url=None,
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.database = db.Database(settings.database_url)
+    app.state.identity = identity or HubIdentity(settings)
+    app.state.catalog = catalog or PartitionCatalog.from_slurm(
+        bin_dir=settings.slurm_bin_dir,
+        timeout=settings.slurm_timeout,
+        max_age=settings.cluster_cache_seconds,
+    )
+    app.state.templates = Jinja2Templates(directory=str(TEMPLATES_DIR / "portal"))
+    for router in (profiles_api.router, admin_pages.router, oauth.router):
+        app.include_router(router, prefix=prefix)
+    _add_error_handlers(app)
+    return app
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RuleViolation)
+    async def _rules(_request: Request, error: RuleViolation) -> Response:
+        detail = [
+            {"loc": ["body", p.field], "msg": p.message, "type": "profile_rule"}
+            for p in error.problems
+        ]
+        return JSONResponse({"detail": detail}, status.HTTP_422_UNPROCESSABLE_CONTENT)
+
+    @app.exception_handler(VersionConflict)
+    async def _conflict(_request: Request, error: VersionConflict) -> Response:
+        current = crud.to_public(error.current)
+        return JSONResponse(
+            {
+                "detail": f"Profile {current.slug} was changed by {current.updated_by} "
+                f"(now version {current.version}); nothing was saved. Re-apply your change to "
+                "the current values.",
+                "current": current.model_dump(mode="json"),
+            },
+            status.HTTP_409_CONFLICT,
+        )
+
+    @app.exception_handler(SlugTaken)
+    async def _taken(_request: Request, error: SlugTaken) -> Response:
+        return JSONResponse(
+            {"detail": f"A profile with slug {error} exists; choose another slug."},
+            status.HTTP_409_CONFLICT,
+        )
+
+    @app.exception_handler(ClusterUnavailable)
+    async def _cluster(_request: Request, error: ClusterUnavailable) -> Response:
+        return JSONResponse(
+            {"detail": f"Cannot check the profile against the cluster now ({error}); try again."},
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
+
+    @app.exception_handler(LoginRequired)
+    async def _login(request: Request, error: LoginRequired) -> Response:
+        identity: HubIdentity = request.app.state.identity
+        url, state = identity.login_url(error.next_url)
+        response = RedirectResponse(url, status.HTTP_302_FOUND)
+        response.set_cookie(
+            STATE_COOKIE_NAME,
+            state,
+            path=app.state.settings.prefix + "/",
+            httponly=True,
+            samesite="lax",
+            max_age=600,
+            secure=oauth.is_https(request),
+        )
+        return response
+
+    @app.exception_handler(PageForbidden)
+    async def _forbidden(request: Request, _error: PageForbidden) -> Response:
+        templates: Jinja2Templates = request.app.state.templates
+        return templates.TemplateResponse(
+            request,
+            "forbidden.html",
+            {"prefix": app.state.settings.prefix},
+            status_code=status.HTTP_403_FORBIDDEN,
+        )

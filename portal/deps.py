@@ -1,0 +1,90 @@
+"""FastAPI dependencies: the database session, the caller, and the admin check."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Depends, HTTPException, Request, status
+from sqlalchemy.orm import Session
+
+from portal.cluster import PartitionCatalog
+from portal.identity import COOKIE_NAME, Caller, HubIdentity
+
+
+class LoginRequired(Exception):
+    """A page needs a logged-in user: send the browser through the hub's OAuth."""
+
+    def __init__(self, next_url: str) -> None:
+        super().__init__(next_url)
+        self.next_url = next_url
+
+
+class PageForbidden(Exception):
+    """A page this user may not see."""
+
+
+def get_session(request: Request) -> Iterator[Session]:
+    yield from request.app.state.database.session()
+
+
+def get_identity(request: Request) -> HubIdentity:
+    identity: HubIdentity = request.app.state.identity
+    return identity
+
+
+def get_catalog(request: Request) -> PartitionCatalog:
+    catalog: PartitionCatalog = request.app.state.catalog
+    return catalog
+
+
+def _bearer(request: Request) -> str:
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    return token.strip() if scheme.lower() in ("token", "bearer") else ""
+
+
+async def get_caller(
+    request: Request, identity: Annotated[HubIdentity, Depends(get_identity)]
+) -> Caller | None:
+    token = _bearer(request) or request.cookies.get(COOKIE_NAME, "")
+    return await identity.caller_for_token(token) if token else None
+
+
+SessionDep = Annotated[Session, Depends(get_session)]
+IdentityDep = Annotated[HubIdentity, Depends(get_identity)]
+CatalogDep = Annotated[PartitionCatalog, Depends(get_catalog)]
+MaybeCaller = Annotated[Caller | None, Depends(get_caller)]
+
+
+def api_caller(caller: MaybeCaller) -> Caller:
+    if caller is None:
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "Log in: send a hub API token as 'Authorization: token <token>'.",
+            headers={"WWW-Authenticate": "token"},
+        )
+    return caller
+
+
+def api_admin(caller: Annotated[Caller, Depends(api_caller)]) -> Caller:
+    if not caller.is_admin:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only admins may change profiles.")
+    return caller
+
+
+def page_caller(request: Request, caller: MaybeCaller) -> Caller:
+    if caller is None or caller.kind != "user":
+        raise LoginRequired(str(request.url.path))
+    return caller
+
+
+def page_admin(caller: Annotated[Caller, Depends(page_caller)]) -> Caller:
+    if not caller.is_admin:
+        raise PageForbidden()
+    return caller
+
+
+ApiCaller = Annotated[Caller, Depends(api_caller)]
+ApiAdmin = Annotated[Caller, Depends(api_admin)]
+PageCaller = Annotated[Caller, Depends(page_caller)]
+PageAdmin = Annotated[Caller, Depends(page_admin)]

@@ -1,0 +1,105 @@
+"""Who a request comes from, as the hub says (HubOAuth); the portal has no login of its own.
+
+Three kinds of callers: a browser with the portal's cookie (set after the hub's OAuth), a script
+with a hub API token in the Authorization header, and the hub itself (the spawner reading
+profiles), which presents the token the hub gave this service.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jupyterhub.services.auth import HubOAuth
+
+from portal.settings import PortalSettings
+
+COOKIE_NAME = "gpuportal-token"
+STATE_COOKIE_NAME = "gpuportal-oauth-state"
+
+# Returns the hub's user model for a token, or None when the hub does not know it.
+TokenCheck = Callable[[str], Awaitable[dict[str, Any] | None]]
+
+
+@dataclass(frozen=True)
+class Caller:
+    name: str
+    kind: Literal["user", "hub"]
+    groups: frozenset[str] = field(default_factory=frozenset)
+    is_admin: bool = False
+
+
+class HubIdentity:
+    """Turns tokens into callers, and runs the OAuth dance with the hub for browsers."""
+
+    def __init__(self, settings: PortalSettings, *, check_token: TokenCheck | None = None) -> None:
+        self._settings = settings
+        self._admin_groups = frozenset(settings.admin_groups)
+        self._oauth: HubOAuth | None = None
+        self._check_token = check_token or self._check_with_hub
+        self._csrf_key = settings.hub_api_token.encode() or secrets.token_bytes(32)
+
+    @property
+    def oauth(self) -> HubOAuth:
+        # Built on first use: it needs the hub's variables, which unit tests do not set.
+        if self._oauth is None:
+            s = self._settings
+            self._oauth = HubOAuth(
+                api_token=s.hub_api_token,
+                api_url=s.hub_api_url,
+                oauth_client_id=s.oauth_client_id,
+                oauth_redirect_uri=s.oauth_callback_url,
+                base_url=s.service_prefix,
+                hub_prefix=s.hub_prefix,
+                hub_host=s.hub_host,
+                cache_max_age=30,
+            )
+        return self._oauth
+
+    async def _check_with_hub(self, token: str) -> dict[str, Any] | None:
+        model: dict[str, Any] | None = await self.oauth.user_for_token(token, sync=False)
+        return model
+
+    def is_hub_token(self, token: str) -> bool:
+        secret = self._settings.hub_api_token
+        return bool(secret) and hmac.compare_digest(token.encode(), secret.encode())
+
+    async def caller_for_token(self, token: str) -> Caller | None:
+        if self.is_hub_token(token):
+            return Caller(name="(hub)", kind="hub")
+        model = await self._check_token(token)
+        if not model or model.get("kind", "user") != "user" or not model.get("name"):
+            return None
+        groups = frozenset(str(group) for group in model.get("groups") or ())
+        return Caller(
+            name=str(model["name"]),
+            kind="user",
+            groups=groups,
+            is_admin=bool(model.get("admin")) or not groups.isdisjoint(self._admin_groups),
+        )
+
+    def login_url(self, next_url: str) -> tuple[str, str]:
+        """Where to send a browser to log in through the hub, and the state to keep in a cookie."""
+        verifier, challenge, method = self.oauth.generate_pkce_code_challenge()
+        state = self.oauth.generate_state(next_url, code_verifier=verifier)
+        url = (
+            f"{self.oauth.login_url}&state={state}"
+            f"&code_challenge={challenge}&code_challenge_method={method}"
+        )
+        return url, state
+
+    async def finish_login(self, code: str, state: str) -> tuple[str, str]:
+        """The user's token for the OAuth code, and the page they were going to."""
+        verifier = self.oauth.get_code_verifier(state)
+        token: str = await self.oauth.token_for_code(code, code_verifier=verifier, sync=False)
+        next_url = self.oauth.get_next_url(state)
+        self.oauth.clear_oauth_state(state)
+        return token, next_url
+
+    def csrf_token(self, session_token: str) -> str:
+        """The form token for a browser session: only pages this portal served can post."""
+        return hmac.new(self._csrf_key, session_token.encode(), hashlib.sha256).hexdigest()[:40]

@@ -1,0 +1,60 @@
+"""The portal's tables (SQLAlchemy 2). Alembic migrations under portal/migrations create them."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+
+from sqlalchemy import JSON, DateTime, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class Base(DeclarativeBase):
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[str]: JSON}
+
+
+class Profile(Base):
+    """A resource profile users pick on the spawn page; runtimes are stored in seconds."""
+
+    __tablename__ = "profiles"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(40), unique=True)
+    title: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str] = mapped_column(Text, default="")
+    gpus: Mapped[int]
+    cores_per_gpu: Mapped[int]
+    mem_per_gpu_gb: Mapped[int]
+    default_runtime: Mapped[int]
+    max_runtime: Mapped[int]
+    partition: Mapped[str] = mapped_column(String(64))
+    sbatch_options: Mapped[dict[str, Any]] = mapped_column(default=dict)
+    groups: Mapped[list[str]] = mapped_column(default=list)
+    enabled: Mapped[bool] = mapped_column(default=True)
+    position: Mapped[int] = mapped_column(default=0)
+    # Bumped by every save; a save that names an older version is refused (409), so two admins
+    # editing from stale pages never silently overwrite each other.
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_by: Mapped[str] = mapped_column(String(100), default="")
+
+    __mapper_args__ = {"version_id_col": version}  # noqa: RUF012 (SQLAlchemy reads it as is)
+
+
+class AuditRecord(Base):
+    """One change by one person: what it touched, and each changed field before and after."""
+
+    __tablename__ = "audit_records"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
+    actor: Mapped[str] = mapped_column(String(100))
+    action: Mapped[str] = mapped_column(String(20))  # create, update, reorder
+    kind: Mapped[str] = mapped_column(String(20))  # profile
+    subject: Mapped[str] = mapped_column(String(100))  # the slug, or "*" for a reorder
+    # {"field": [before, after], ...}; before is null on create.
+    changes: Mapped[dict[str, Any]] = mapped_column(default=dict)

@@ -1,0 +1,78 @@
+"""Rules on a whole profile: across fields, and against the cluster's partitions.
+
+Field-by-field checks happen in portal.schemas as the request comes in; these run on the
+profile as it would be saved (stored values merged with the changes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from spawner.core.partitions import Partition
+from spawner.core.runtime import format_runtime, parse_runtime
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One broken rule, for the field it concerns."""
+
+    field: str
+    message: str
+
+
+def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> list[Problem]:
+    """Problems of a complete profile (runtimes as HH:MM:SS) on this cluster; empty if none."""
+    problems: list[Problem] = []
+    default_runtime = parse_runtime(values["default_runtime"])
+    max_runtime = parse_runtime(values["max_runtime"])
+    if default_runtime > max_runtime:
+        problems.append(
+            Problem("default_runtime", f"must not be over max_runtime ({values['max_runtime']})")
+        )
+    name = values["partition"]
+    partition = partitions.get(name)
+    if partition is None:
+        known = ", ".join(sorted(partitions)) or "none"
+        problems.append(
+            Problem("partition", f"no partition {name!r} on the cluster; known: {known}")
+        )
+        return problems
+    gpus = values["gpus"]
+    if gpus > partition.max_gpus_per_node:
+        problems.append(
+            Problem(
+                "gpus",
+                f"{gpus} GPUs do not fit on one node of partition {name}: "
+                f"its nodes have at most {partition.max_gpus_per_node}",
+            )
+        )
+    elif not partition.fits_one_node(
+        gpus=gpus,
+        cores=gpus * values["cores_per_gpu"],
+        mem_mb=gpus * values["mem_per_gpu_gb"] * 1024,
+    ):
+        problems.append(
+            Problem(
+                "cores_per_gpu",
+                f"{gpus} GPUs with {values['cores_per_gpu']} cores and "
+                f"{values['mem_per_gpu_gb']} GB each do not fit on one node of partition {name}: "
+                f"{_largest_nodes(partition)}",
+            )
+        )
+    if partition.max_time is not None and max_runtime > partition.max_time:
+        problems.append(
+            Problem(
+                "max_runtime",
+                f"is over partition {name}'s MaxTime of {format_runtime(partition.max_time)}",
+            )
+        )
+    return problems
+
+
+def _largest_nodes(partition: Partition) -> str:
+    shapes = ", ".join(
+        f"{shape.gpus} GPUs, {shape.cores} cores, {shape.mem_mb // 1024} GB"
+        for shape in partition.shapes
+    )
+    return f"its nodes have {shapes}"

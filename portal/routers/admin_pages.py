@@ -1,0 +1,282 @@
+"""The portal's pages: the home page, and the admin pages for profiles and their history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Request, status
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.templating import Jinja2Templates
+from pydantic import ValidationError
+from starlette.datastructures import FormData
+
+from portal import crud, profile_service
+from portal.cluster import ClusterUnavailable
+from portal.deps import CatalogDep, IdentityDep, PageAdmin, PageCaller, SessionDep
+from portal.identity import COOKIE_NAME, HubIdentity
+from portal.models import Profile
+from portal.schemas import ProfileCreate, ProfileUpdate
+from spawner.core.profiles import EXTRA_SBATCH_OPTIONS
+
+router = APIRouter(include_in_schema=False)
+
+
+def _render(
+    request: Request, template: str, context: dict[str, Any], *, status_code: int = 200
+) -> HTMLResponse:
+    templates: Jinja2Templates = request.app.state.templates
+    identity: HubIdentity = request.app.state.identity
+    base = {
+        "prefix": request.app.state.settings.prefix,
+        "csrf": identity.csrf_token(request.cookies.get(COOKIE_NAME, "")),
+        "sbatch_option_names": list(EXTRA_SBATCH_OPTIONS),
+    }
+    return templates.TemplateResponse(
+        request, template, {**base, **context}, status_code=status_code
+    )
+
+
+def _csrf_ok(request: Request, form: FormData, identity: HubIdentity) -> bool:
+    expected = identity.csrf_token(request.cookies.get(COOKIE_NAME, ""))
+    return str(form.get("csrf", "")) == expected
+
+
+def _forbidden_form(request: Request) -> HTMLResponse:
+    return _render(
+        request,
+        "message.html",
+        {"title": "Form expired", "message": "This form is stale. Open the page again and retry."},
+        status_code=status.HTTP_403_FORBIDDEN,
+    )
+
+
+def _form_values(form: FormData, *, creating: bool) -> dict[str, Any]:
+    """The form's fields as API values; empty optional inputs fall back to the defaults."""
+    text = {key: str(value).strip() for key, value in form.items() if isinstance(value, str)}
+    plain = [name for name in crud.EDITABLE if name not in ("sbatch_options", "groups", "enabled")]
+    values: dict[str, Any] = {
+        name: text[name]
+        for name in plain
+        if name in text and (text[name] or name in ("title", "description"))
+    }
+    if creating:
+        values["slug"] = text.get("slug", "")
+    else:
+        values["version"] = text.get("version", "")
+    values["sbatch_options"] = {
+        option: text[f"sbatch_{option}"]
+        for option in EXTRA_SBATCH_OPTIONS
+        if text.get(f"sbatch_{option}")
+    }
+    values["groups"] = [g.strip() for g in text.get("groups", "").split(",") if g.strip()]
+    values["enabled"] = "enabled" in text
+    return values
+
+
+SaveError = ValidationError | profile_service.RuleViolation | ClusterUnavailable
+
+
+def _field_errors(error: SaveError) -> dict[str, str]:
+    """What to show next to each field of the form."""
+    if isinstance(error, profile_service.RuleViolation):
+        return {p.field: p.message for p in error.problems}
+    if isinstance(error, ClusterUnavailable):
+        return {"form": f"Cannot check the profile against the cluster now ({error}); retry."}
+    errors: dict[str, str] = {}
+    for item in error.errors():
+        loc = [str(part) for part in item["loc"]]
+        name = loc[0] if loc else "form"
+        errors.setdefault(name, item["msg"].removeprefix("Value error, "))
+    return errors
+
+
+def _profile_form(profile: Profile | None) -> dict[str, Any]:
+    if profile is None:
+        return {
+            "slug": "",
+            "title": "",
+            "description": "",
+            "gpus": 1,
+            "cores_per_gpu": 8,
+            "mem_per_gpu_gb": 48,
+            "default_runtime": "08:00:00",
+            "max_runtime": "24:00:00",
+            "partition": "gpu",
+            "sbatch_options": {},
+            "groups": [],
+            "enabled": True,
+        }
+    return {"slug": profile.slug, "version": profile.version, **crud.editable_values(profile)}
+
+
+@router.get("/", response_class=HTMLResponse)
+def home(request: Request, session: SessionDep, caller: PageCaller) -> HTMLResponse:
+    profiles = [
+        p
+        for p in crud.list_profiles(session)
+        if p.enabled and (not p.groups or not caller.groups.isdisjoint(p.groups))
+    ]
+    return _render(
+        request,
+        "home.html",
+        {"caller": caller, "profiles": [crud.to_resource_profile(p) for p in profiles]},
+    )
+
+
+@router.get("/admin", response_class=HTMLResponse)
+def admin_home(request: Request, session: SessionDep, admin: PageAdmin) -> HTMLResponse:
+    return _render(
+        request,
+        "admin.html",
+        {
+            "caller": admin,
+            "profiles": crud.list_profiles(session),
+            "audit": crud.list_audit(session, limit=50),
+            "runtime": crud.editable_values,
+        },
+    )
+
+
+@router.get("/admin/profiles/new", response_class=HTMLResponse)
+def new_profile_page(request: Request, admin: PageAdmin) -> HTMLResponse:
+    return _render(
+        request,
+        "profile_form.html",
+        {"caller": admin, "creating": True, "form": _profile_form(None), "errors": {}},
+    )
+
+
+@router.post("/admin/profiles/new", response_class=HTMLResponse)
+async def new_profile(
+    request: Request,
+    session: SessionDep,
+    catalog: CatalogDep,
+    identity: IdentityDep,
+    admin: PageAdmin,
+) -> Response:
+    form = await request.form()
+    if not _csrf_ok(request, form, identity):
+        return _forbidden_form(request)
+    values = _form_values(form, creating=True)
+    errors: dict[str, str] = {}
+    try:
+        data = ProfileCreate.model_validate(values)
+        profile = await profile_service.create(session, catalog, data=data, actor=admin.name)
+    except (ValidationError, profile_service.RuleViolation, ClusterUnavailable) as error:
+        errors = _field_errors(error)
+    except crud.SlugTaken:
+        errors = {"slug": "a profile with this slug exists; choose another"}
+    else:
+        return _after_save(request, f"Created {profile.slug}.")
+    return _render(
+        request,
+        "profile_form.html",
+        {
+            "caller": admin,
+            "creating": True,
+            "form": {**_profile_form(None), **values},
+            "errors": errors,
+        },
+        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
+
+
+@router.get("/admin/profiles/{slug}", response_class=HTMLResponse)
+def edit_profile_page(
+    slug: str, request: Request, session: SessionDep, admin: PageAdmin
+) -> HTMLResponse:
+    profile = crud.get_profile(session, slug=slug)
+    if profile is None:
+        return _not_found(request, slug)
+    return _render(
+        request,
+        "profile_form.html",
+        {"caller": admin, "creating": False, "form": _profile_form(profile), "errors": {}},
+    )
+
+
+@router.post("/admin/profiles/{slug}", response_class=HTMLResponse)
+async def edit_profile(
+    slug: str,
+    request: Request,
+    session: SessionDep,
+    catalog: CatalogDep,
+    identity: IdentityDep,
+    admin: PageAdmin,
+) -> Response:
+    form = await request.form()
+    if not _csrf_ok(request, form, identity):
+        return _forbidden_form(request)
+    profile = crud.get_profile(session, slug=slug)
+    if profile is None:
+        return _not_found(request, slug)
+    values = _form_values(form, creating=False)
+    errors: dict[str, str] = {}
+    conflict: Profile | None = None
+    try:
+        data = ProfileUpdate.model_validate(values)
+        await profile_service.update(session, catalog, profile=profile, data=data, actor=admin.name)
+    except (ValidationError, profile_service.RuleViolation, ClusterUnavailable) as error:
+        errors = _field_errors(error)
+    except crud.VersionConflict as stale:
+        conflict = stale.current
+    else:
+        return _after_save(request, f"Saved {slug}.")
+    if conflict is not None:
+        # Show what is stored now, with the version to save against, and what this admin typed.
+        return _render(
+            request,
+            "profile_form.html",
+            {
+                "caller": admin,
+                "creating": False,
+                "form": _profile_form(conflict),
+                "errors": {},
+                "conflict": {"by": conflict.updated_by, "yours": values},
+            },
+            status_code=status.HTTP_409_CONFLICT,
+        )
+    return _render(
+        request,
+        "profile_form.html",
+        {
+            "caller": admin,
+            "creating": False,
+            "form": {**_profile_form(profile), **values, "slug": slug},
+            "errors": errors,
+        },
+        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+    )
+
+
+@router.post("/admin/profiles/{slug}/move", response_class=HTMLResponse)
+async def move_profile(
+    slug: str, request: Request, session: SessionDep, identity: IdentityDep, admin: PageAdmin
+) -> Response:
+    form = await request.form()
+    if not _csrf_ok(request, form, identity):
+        return _forbidden_form(request)
+    slugs = [p.slug for p in crud.list_profiles(session)]
+    if slug not in slugs:
+        return _not_found(request, slug)
+    index = slugs.index(slug)
+    target = index - 1 if form.get("direction") == "up" else index + 1
+    if 0 <= target < len(slugs):
+        slugs[index], slugs[target] = slugs[target], slugs[index]
+        crud.reorder_profiles(session, slugs=slugs, actor=admin.name)
+    return _after_save(request, f"Moved {slug}.")
+
+
+def _after_save(request: Request, _message: str) -> RedirectResponse:
+    # Post/redirect/get: a reload of the list never re-submits the form.
+    prefix: str = request.app.state.settings.prefix
+    return RedirectResponse(f"{prefix}/admin", status.HTTP_303_SEE_OTHER)
+
+
+def _not_found(request: Request, slug: str) -> HTMLResponse:
+    return _render(
+        request,
+        "message.html",
+        {"title": "No such profile", "message": f"There is no profile {slug!r}."},
+        status_code=status.HTTP_404_NOT_FOUND,
+    )

@@ -1,0 +1,89 @@
+"""REST API for resource profiles: read what the caller may use; admins write."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, HTTPException, status
+
+from portal import crud, profile_service
+from portal.deps import ApiAdmin, ApiCaller, CatalogDep, SessionDep
+from portal.identity import Caller
+from portal.models import Profile
+from portal.schemas import AuditPublic, ProfileCreate, ProfileOrder, ProfilePublic, ProfileUpdate
+
+router = APIRouter(prefix="/api", tags=["profiles"])
+
+
+def _visible(profile: Profile, caller: Caller) -> bool:
+    if caller.kind == "hub":
+        # The spawner gets every enabled profile with its groups and filters per user itself.
+        return profile.enabled
+    return profile.enabled and (not profile.groups or not caller.groups.isdisjoint(profile.groups))
+
+
+@router.get("/profiles", response_model=list[ProfilePublic])
+def list_profiles(session: SessionDep, caller: ApiCaller, all: bool = False) -> list[ProfilePublic]:
+    """The profiles the caller may spawn, in order; `all=true` (admins) adds hidden and disabled."""
+    if all and not caller.is_admin:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only admins may list every profile.")
+    profiles = crud.list_profiles(session)
+    return [crud.to_public(p) for p in profiles if all or _visible(p, caller)]
+
+
+@router.get("/profiles/{slug}", response_model=ProfilePublic)
+def get_profile(slug: str, session: SessionDep, caller: ApiCaller) -> ProfilePublic:
+    profile = crud.get_profile(session, slug=slug)
+    if profile is None or not (caller.is_admin or _visible(profile, caller)):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No profile {slug!r} for you.")
+    return crud.to_public(profile)
+
+
+@router.post("/profiles", response_model=ProfilePublic, status_code=status.HTTP_201_CREATED)
+async def create_profile(
+    data: ProfileCreate, session: SessionDep, catalog: CatalogDep, admin: ApiAdmin
+) -> ProfilePublic:
+    """Add a profile; it is checked against the cluster's partitions first."""
+    profile = await profile_service.create(session, catalog, data=data, actor=admin.name)
+    return crud.to_public(profile)
+
+
+@router.patch("/profiles/{slug}", response_model=ProfilePublic)
+async def update_profile(
+    slug: str, data: ProfileUpdate, session: SessionDep, catalog: CatalogDep, admin: ApiAdmin
+) -> ProfilePublic:
+    """Change fields of a profile. `version` must be the one you read: if someone saved since,
+    the answer is 409 with the current profile, and nothing is changed."""
+    profile = crud.get_profile(session, slug=slug)
+    if profile is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No profile {slug!r}.")
+    updated = await profile_service.update(
+        session, catalog, profile=profile, data=data, actor=admin.name
+    )
+    return crud.to_public(updated)
+
+
+@router.put("/profiles-order", response_model=list[ProfilePublic])
+def reorder_profiles(
+    order: ProfileOrder, session: SessionDep, admin: ApiAdmin
+) -> list[ProfilePublic]:
+    """Set the order of the spawn page: every slug once."""
+    try:
+        profiles = crud.reorder_profiles(session, slugs=order.slugs, actor=admin.name)
+    except ValueError as error:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
+    return [crud.to_public(p) for p in profiles]
+
+
+@router.get("/audit", response_model=list[AuditPublic], tags=["audit"])
+def list_audit(session: SessionDep, admin: ApiAdmin, limit: int = 200) -> list[AuditPublic]:
+    """Who changed what and when, newest first."""
+    return [
+        AuditPublic(
+            at=r.at,
+            actor=r.actor,
+            action=r.action,
+            kind=r.kind,
+            subject=r.subject,
+            changes=r.changes,
+        )
+        for r in crud.list_audit(session, limit=min(max(limit, 1), 1000))
+    ]

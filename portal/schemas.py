@@ -1,0 +1,154 @@
+"""What the profile API takes and gives: each field checked where it comes in, named in errors.
+
+Rules that need more than one field, or the cluster, live in portal.profile_rules.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from spawner.core.profiles import (
+    DEFAULT_CORES_PER_GPU,
+    DEFAULT_MEM_PER_GPU_GB,
+    GROUP_RE,
+    SLUG_RE,
+    SLURM_NAME_RE,
+    ProfileError,
+    check_sbatch_option,
+)
+from spawner.core.runtime import RuntimeFormatError, parse_runtime
+
+
+def _runtime(text: str) -> str:
+    try:
+        seconds = parse_runtime(text)
+    except RuntimeFormatError:
+        raise ValueError("must be HH:MM:SS, e.g. 08:00:00") from None
+    if seconds < 60:
+        raise ValueError("must be at least 00:01:00")
+    return text
+
+
+def _one_line(text: str) -> str:
+    if not text.strip():
+        raise ValueError("must not be empty")
+    if "\n" in text or "\r" in text:
+        raise ValueError("must be one line")
+    return text.strip()
+
+
+def _slurm_name(text: str) -> str:
+    if not SLURM_NAME_RE.fullmatch(text):
+        raise ValueError("must be a Slurm name: letters, digits and _ . - (up to 64)")
+    return text
+
+
+def _slug(text: str) -> str:
+    if not SLUG_RE.fullmatch(text):
+        raise ValueError("must be 1-40 lowercase letters, digits and inner dashes, e.g. gpu-2")
+    return text
+
+
+def _groups(groups: list[str]) -> list[str]:
+    for group in groups:
+        if not GROUP_RE.fullmatch(group):
+            raise ValueError(f"{group!r} is not a group name (letters, digits and _ . -)")
+    return sorted(set(groups))
+
+
+def _sbatch_options(options: dict[str, str]) -> dict[str, str]:
+    for option, value in options.items():
+        try:
+            check_sbatch_option(option, value, where="sbatch_options")
+        except ProfileError as error:
+            raise ValueError(str(error).removeprefix("sbatch_options: ")) from None
+    return dict(sorted(options.items()))
+
+
+Runtime = Annotated[str, AfterValidator(_runtime)]
+Title = Annotated[str, Field(max_length=100), AfterValidator(_one_line)]
+Description = Annotated[str, Field(max_length=500)]
+Slug = Annotated[str, AfterValidator(_slug)]
+PartitionName = Annotated[str, AfterValidator(_slurm_name)]
+Groups = Annotated[list[str], AfterValidator(_groups)]
+SbatchOptions = Annotated[dict[str, str], AfterValidator(_sbatch_options)]
+Gpus = Annotated[int, Field(ge=1, le=64)]
+CoresPerGpu = Annotated[int, Field(ge=1, le=512)]
+MemPerGpu = Annotated[int, Field(ge=1, le=4096)]
+
+
+class ProfileCreate(BaseModel):
+    """A new profile. Runtimes are HH:MM:SS; cores and memory are per GPU."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slug: Slug
+    title: Title
+    description: Description = ""
+    gpus: Gpus
+    cores_per_gpu: CoresPerGpu = DEFAULT_CORES_PER_GPU
+    mem_per_gpu_gb: MemPerGpu = DEFAULT_MEM_PER_GPU_GB
+    default_runtime: Runtime = "08:00:00"
+    max_runtime: Runtime = "24:00:00"
+    partition: PartitionName = "gpu"
+    sbatch_options: SbatchOptions = Field(default_factory=dict)
+    groups: Groups = Field(default_factory=list)
+    enabled: bool = True
+
+
+class ProfileUpdate(BaseModel):
+    """Changes to a profile; `version` is the one the editor saw (a newer one means a 409)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int
+    title: Title | None = None
+    description: Description | None = None
+    gpus: Gpus | None = None
+    cores_per_gpu: CoresPerGpu | None = None
+    mem_per_gpu_gb: MemPerGpu | None = None
+    default_runtime: Runtime | None = None
+    max_runtime: Runtime | None = None
+    partition: PartitionName | None = None
+    sbatch_options: SbatchOptions | None = None
+    groups: Groups | None = None
+    enabled: bool | None = None
+
+
+class ProfileOrder(BaseModel):
+    """Every profile's slug, in the order the spawn page should show them."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slugs: list[Slug]
+
+
+class ProfilePublic(BaseModel):
+    slug: str
+    title: str
+    description: str
+    gpus: int
+    cores_per_gpu: int
+    mem_per_gpu_gb: int
+    default_runtime: str
+    max_runtime: str
+    partition: str
+    sbatch_options: dict[str, str]
+    groups: list[str]
+    enabled: bool
+    position: int
+    version: int
+    updated_at: datetime
+    updated_by: str
+
+
+class AuditPublic(BaseModel):
+    at: datetime
+    actor: str
+    action: str
+    kind: str
+    subject: str
+    changes: dict[str, list[object]]

@@ -1,0 +1,51 @@
+"""The portal's settings: the only reader of the environment (PORTAL_*, the hub's JUPYTERHUB_*)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class PortalSettings(BaseSettings):
+    """Settings from PORTAL_* variables; the hub sets them in the service's environment."""
+
+    model_config = SettingsConfigDict(env_prefix="PORTAL_", extra="ignore")
+
+    database_url: str = Field(
+        "sqlite:////var/lib/gpuportal/portal.db",
+        description="SQLAlchemy URL, e.g. sqlite:////var/lib/gpuportal/portal.db or "
+        "postgresql+psycopg://portal:secret@db/portal",
+    )
+    admin_groups: list[str] = Field(
+        default=["hpc-admins"], description="LDAP groups whose members may edit profiles."
+    )
+    default_partition: str = Field("gpu", description="Partition of the seeded profiles.")
+    slurm_bin_dir: str = Field("", description="Directory of sinfo, e.g. /usr/bin; empty: PATH.")
+    slurm_timeout: float = Field(10.0, description="Seconds before sinfo is given up.")
+    cluster_cache_seconds: float = Field(
+        60.0, description="How long partition limits from sinfo are reused."
+    )
+    # Where the hub reaches the portal (JUPYTERHUB_SERVICE_URL) and under which prefix
+    # (JUPYTERHUB_SERVICE_PREFIX); both are set by the hub for a managed service.
+    service_url: str = Field("http://127.0.0.1:8090", validation_alias="JUPYTERHUB_SERVICE_URL")
+    service_prefix: str = Field("/services/portal/", validation_alias="JUPYTERHUB_SERVICE_PREFIX")
+    hub_api_token: str = Field("", validation_alias="JUPYTERHUB_API_TOKEN", repr=False)
+    hub_api_url: str = Field("http://127.0.0.1:8081/hub/api", validation_alias="JUPYTERHUB_API_URL")
+    # For the browser's OAuth round trip through the hub.
+    oauth_client_id: str = Field("service-portal", validation_alias="JUPYTERHUB_CLIENT_ID")
+    oauth_callback_url: str = Field(
+        "/services/portal/oauth_callback", validation_alias="JUPYTERHUB_OAUTH_CALLBACK_URL"
+    )
+    hub_host: str = Field("", validation_alias="JUPYTERHUB_HOST")
+    hub_base_url: str = Field("/", validation_alias="JUPYTERHUB_BASE_URL")
+
+    @property
+    def prefix(self) -> str:
+        """The service prefix without its trailing slash ("/services/portal")."""
+        return "/" + self.service_prefix.strip("/")
+
+    @property
+    def hub_prefix(self) -> str:
+        """The hub's URL prefix ("/hub/"), under JUPYTERHUB_BASE_URL."""
+        base = self.hub_base_url.strip("/")
+        return f"/{base}/hub/" if base else "/hub/"
