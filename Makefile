@@ -13,6 +13,8 @@ demo:
 	@echo "  alice / alice-demo   data scientist (group ds)"
 	@echo "  bob   / bob-demo     data scientist (group ds)"
 	@echo "  carol / carol-demo   cluster admin (group hpc-admins), hub admin"
+	@echo "Profiles admin page (carol): http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/admin"
+	@echo "REST API docs: http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/docs"
 	@echo "Stop everything with: make stop"
 
 stop:

@@ -9,7 +9,8 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 class PortalSettings(BaseSettings):
     """Settings from PORTAL_* variables; the hub sets them in the service's environment."""
 
-    model_config = SettingsConfigDict(env_prefix="PORTAL_", extra="ignore")
+    # populate_by_name: tests and tools may pass hub_api_token=... instead of the variable name.
+    model_config = SettingsConfigDict(env_prefix="PORTAL_", extra="ignore", populate_by_name=True)
 
     database_url: str = Field(
         "sqlite:////var/lib/gpuportal/portal.db",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 
@@ -87,3 +88,32 @@ def clean(hub: Hub) -> Iterator[None]:
     reset()
     yield
     reset()
+
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--headless",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+]
+
+
+# Module scope, not session: Playwright's sync API keeps an event loop running in this thread
+# while the browser is open, which would break asyncio.run() in later test modules.
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    if not shutil.which(CHROMIUM):
+        if os.environ.get("CI") == "true":
+            pytest.fail("chromium is missing (make test installs it)")
+        pytest.skip("chromium is missing")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield instance
+        instance.close()

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,32 +10,6 @@ import pytest
 from tests.integration.conftest import Hub, user_jobs, wait_for
 
 pytestmark = pytest.mark.integration
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--headless",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-    "--disable-quic",
-]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    if not shutil.which(CHROMIUM):
-        if os.environ.get("CI") == "true":
-            pytest.fail("chromium is missing (make test installs it)")
-        pytest.skip("chromium is missing")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield instance
-        instance.close()
 
 
 def session_environment(user: str) -> dict[str, str]:

@@ -1,0 +1,74 @@
+"""A second portal app (FastAPI TestClient) on a database of the test's choice: SQLite or the
+local PostgreSQL. It authenticates callers with the real test hub and checks profiles against
+the real Slurm, exactly as the hub-managed portal does."""
+
+from __future__ import annotations
+
+import subprocess
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from fastapi.testclient import TestClient
+
+from portal.app import create_app
+from portal.settings import PortalSettings
+from tests.hubproc import REPO, Hub
+from tests.integration.conftest import _need
+
+DATABASES = ["sqlite", "postgresql"]
+
+
+def postgres_admin_url() -> str:
+    return subprocess.run(
+        ["bash", str(REPO / "deploy/local/postgres.sh"), "url"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+
+
+@pytest.fixture(params=DATABASES)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """An empty database of each kind; a PostgreSQL one is created for the test and dropped."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'portal.db'}"
+        return
+    admin_url = postgres_admin_url()
+    conninfo = admin_url.replace("postgresql+psycopg://", "postgresql://")
+    name = f"portal_t_{uuid.uuid4().hex[:12]}"
+    try:
+        with psycopg.connect(conninfo, autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as error:
+        _need("PostgreSQL", str(error).strip())
+    yield admin_url.rsplit("/", 1)[0] + f"/{name}"
+    with psycopg.connect(conninfo, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def portal(hub: Hub, database_url: str) -> Iterator[TestClient]:
+    """The portal app on database_url, talking to the test hub with the hub's portal token."""
+    settings = PortalSettings(
+        database_url=database_url,
+        hub_api_token=(hub.state / "portal-api-token").read_text().strip(),
+        hub_api_url=f"http://127.0.0.1:{hub.port + 81}/hub/api",
+        oauth_client_id="service-portal",
+    )
+    with TestClient(create_app(settings)) as client:
+        yield client
+
+
+@pytest.fixture(scope="session")
+def tokens(hub: Hub) -> dict[str, str]:
+    """A hub API token for each demo user, made through the hub's REST API."""
+    made = {}
+    for user in ("alice", "bob", "carol"):
+        session = hub.login(user)
+        response = hub.api(session, "POST", f"/users/{user}/tokens", json={"note": "portal tests"})
+        assert response.status_code == 201, response.text
+        made[user] = response.json()["token"]
+    return made

@@ -1,0 +1,102 @@
+"""ProfileSource against a real local HTTP server standing in for the portal, then without it."""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from typing import ClassVar
+
+import pytest
+
+from spawner.core.profiles import ResourceProfile
+from spawner.profile_source import ProfileSource
+
+RECORD = {
+    "slug": "gpu-2",
+    "title": "2 GPUs",
+    "description": "",
+    "gpus": 2,
+    "cores_per_gpu": 8,
+    "mem_per_gpu_gb": 48,
+    "default_runtime": "08:00:00",
+    "max_runtime": "12:00:00",
+    "partition": "gpu",
+    "sbatch_options": {"qos": "short"},
+    "groups": ["ds"],
+}
+CONFIGURED = [ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1)]
+
+
+class _Portal(BaseHTTPRequestHandler):
+    answer: ClassVar[bytes] = b"[]"
+    seen_auth: ClassVar[list[str]] = []
+
+    def do_GET(self) -> None:
+        self.seen_auth.append(self.headers.get("Authorization", ""))
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.end_headers()
+        self.wfile.write(self.answer)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def portal() -> Iterator[HTTPServer]:
+    _Portal.answer = json.dumps([RECORD]).encode()
+    _Portal.seen_auth = []
+    server = HTTPServer(("127.0.0.1", 0), _Portal)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def source_for(server: HTTPServer) -> ProfileSource:
+    return ProfileSource(
+        url=f"http://127.0.0.1:{server.server_port}/services/portal/",
+        token="hub-secret",
+        fallback=lambda: CONFIGURED,
+        timeout=1.0,
+    )
+
+
+async def test_profiles_come_from_the_portal_with_the_hub_token(portal: HTTPServer) -> None:
+    [profile] = await source_for(portal).profiles()
+    assert (profile.slug, profile.max_runtime, profile.groups) == ("gpu-2", 12 * 3600, {"ds"})
+    assert profile.sbatch_options == (("qos", "short"),)
+    assert _Portal.seen_auth == ["token hub-secret"]
+
+
+async def test_when_the_portal_goes_away_the_last_answer_is_used_and_logged(
+    portal: HTTPServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = source_for(portal)
+    first = await source.profiles()
+    portal.shutdown()
+    portal.server_close()
+    with caplog.at_level(logging.WARNING):
+        again = await source.profiles()
+    assert again == first
+    assert "Portal not answering" in caplog.text
+    assert "using the profiles it gave at" in caplog.text
+
+
+async def test_without_any_answer_the_configured_profiles_are_used(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    source = ProfileSource(
+        url="http://127.0.0.1:9/services/portal", token="t", fallback=lambda: CONFIGURED
+    )
+    with caplog.at_level(logging.WARNING):
+        assert await source.profiles() == CONFIGURED
+    assert "using the configured profiles" in caplog.text
+
+
+async def test_a_profile_the_spawner_would_refuse_is_not_taken(portal: HTTPServer) -> None:
+    _Portal.answer = json.dumps([{**RECORD, "sbatch_options": {"wrap": "id"}}]).encode()
+    assert await source_for(portal).profiles() == CONFIGURED

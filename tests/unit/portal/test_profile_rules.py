@@ -1,0 +1,52 @@
+from typing import Any
+
+from portal.profile_rules import Problem, check_profile
+from spawner.core.partitions import NodeShape, Partition
+
+PARTITIONS = {
+    "gpu": Partition("gpu", 24 * 3600, (NodeShape(4, 32, 200000),)),
+    "big": Partition("big", None, (NodeShape(8, 64, 1000000),)),
+}
+
+
+def values(**changes: Any) -> dict[str, Any]:
+    base = {
+        "gpus": 4,
+        "cores_per_gpu": 8,
+        "mem_per_gpu_gb": 48,
+        "default_runtime": "08:00:00",
+        "max_runtime": "24:00:00",
+        "partition": "gpu",
+    }
+    return {**base, **changes}
+
+
+def test_a_whole_node_profile_fits() -> None:
+    assert check_profile(values(), PARTITIONS) == []
+
+
+def test_an_unlimited_partition_takes_any_runtime() -> None:
+    assert check_profile(values(partition="big", gpus=8, max_runtime="500:00:00"), PARTITIONS) == []
+
+
+def test_each_broken_rule_is_named_by_its_field() -> None:
+    problems = check_profile(
+        values(gpus=5, max_runtime="25:00:00", default_runtime="30:00:00"), PARTITIONS
+    )
+    assert [p.field for p in problems] == ["default_runtime", "gpus", "max_runtime"]
+
+
+def test_cores_that_no_node_has_are_refused() -> None:
+    assert check_profile(values(cores_per_gpu=9), PARTITIONS) == [
+        Problem(
+            "cores_per_gpu",
+            "4 GPUs with 9 cores and 48 GB each do not fit on one node of partition gpu: "
+            "its nodes have 4 GPUs, 32 cores, 195 GB",
+        )
+    ]
+
+
+def test_an_unknown_partition_lists_the_known_ones() -> None:
+    assert check_profile(values(partition="a100"), PARTITIONS) == [
+        Problem("partition", "no partition 'a100' on the cluster; known: big, gpu")
+    ]
