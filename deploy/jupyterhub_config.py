@@ -5,6 +5,7 @@ environment variables with a PORTAL_ prefix, so the demo, the tests and a real c
 this one file.
 """
 
+import json
 import os
 import secrets
 import sys
@@ -17,6 +18,7 @@ c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
 state = Path(os.environ.get("PORTAL_HUB_STATE", "/var/lib/portal-local/hub"))
 state.mkdir(parents=True, exist_ok=True, mode=0o700)
 port = int(os.environ.get("PORTAL_HUB_PORT", "8000"))
+session_venv = os.environ.get("PORTAL_SESSION_VENV", "/opt/gpuportal/venv")
 
 # -- the hub and its proxy --------------------------------------------------------------
 c.JupyterHub.bind_url = f"http://{os.environ.get('PORTAL_HUB_BIND', '127.0.0.1')}:{port}"
@@ -49,7 +51,7 @@ c.ClusterLDAPAuthenticator.manage_groups = True
 # -- GPU profiles, each a Slurm job ----------------------------------------------------
 c.JupyterHub.spawner_class = "gpu-profiles"
 c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
-c.GpuSlurmSpawner.session_venv = os.environ.get("PORTAL_SESSION_VENV", "/opt/gpuportal/venv")
+c.GpuSlurmSpawner.session_venv = session_venv
 c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.0")
 # Users cannot pip-install into the shared session venv, so the PyPI extension manager's
 # install buttons could only fail; the read-only one lists what is installed (and starts faster).
@@ -68,6 +70,31 @@ if not portal_token_file.exists():
 portal_token = portal_token_file.read_text().strip()
 portal_url = f"http://127.0.0.1:{port + 82}"
 portal_db = os.environ.get("PORTAL_DATABASE_URL", f"sqlite:///{state / 'portal.db'}")
+# The portal's first start stores these software environments (deploy/local/environments.sh
+# makes the demo's); admins change them on the admin page afterwards.
+seed_environments = [
+    {
+        "slug": "session",
+        "title": "Session default",
+        "kind": "venv",
+        "prefix": session_venv,
+        "description": "JupyterLab's own environment",
+    },
+    {
+        "slug": "analysis",
+        "title": "Analysis venv",
+        "kind": "venv",
+        "prefix": "/opt/gpuportal/envs/analysis",
+        "description": "A venv of its own, layered on the session's",
+    },
+    {
+        "slug": "demo-tools",
+        "title": "Demo tools module",
+        "kind": "modules",
+        "modules": ["demo-tools/1.0"],
+        "description": "Lmod: module load demo-tools/1.0",
+    },
+]
 c.GpuProfilesSpawner.portal_url = portal_url + "/services/portal"
 c.GpuProfilesSpawner.portal_token = portal_token
 
@@ -86,6 +113,7 @@ c.JupyterHub.services = [
             "PORTAL_DATABASE_URL": portal_db,
             "PORTAL_ADMIN_GROUPS": '["hpc-admins"]',
             "PORTAL_DEFAULT_PARTITION": os.environ.get("PORTAL_PARTITION", "gpu"),
+            "PORTAL_SEED_ENVIRONMENTS": json.dumps(seed_environments),
         },
         "display": True,
     },

@@ -15,8 +15,16 @@ from portal.cluster import ClusterUnavailable, PartitionCatalog
 from portal.crud import SlugTaken, VersionConflict
 from portal.deps import LoginRequired, PageForbidden
 from portal.identity import STATE_COOKIE_NAME, HubIdentity
+from portal.models import Profile
 from portal.profile_service import RuleViolation
-from portal.routers import admin_pages, oauth, profiles_api
+from portal.routers import (
+    admin_pages,
+    environment_pages,
+    environments_api,
+    oauth,
+    profiles_api,
+)
+from portal.schemas import EnvironmentCreate
 from portal.settings import PortalSettings
 from spawner.core.sbatch import TEMPLATES_DIR
 
@@ -36,6 +44,8 @@ def create_app(
         db.upgrade(settings.database_url)
         with app.state.database.sessions() as session:
             crud.seed_defaults(session, partition=settings.default_partition)
+            seeds = [EnvironmentCreate.model_validate(e) for e in settings.seed_environments]
+            crud.seed_environments(session, entries=[e.model_dump() for e in seeds])
         yield
         app.state.database.engine.dispose()
 
@@ -59,7 +69,13 @@ def create_app(
         max_age=settings.cluster_cache_seconds,
     )
     app.state.templates = Jinja2Templates(directory=str(TEMPLATES_DIR / "portal"))
-    for router in (profiles_api.router, admin_pages.router, oauth.router):
+    for router in (
+        profiles_api.router,
+        environments_api.router,
+        admin_pages.router,
+        environment_pages.router,
+        oauth.router,
+    ):
         app.include_router(router, prefix=prefix)
     _add_error_handlers(app)
     return app
@@ -76,10 +92,13 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(VersionConflict)
     async def _conflict(_request: Request, error: VersionConflict) -> Response:
-        current = crud.to_public(error.current)
+        row = error.current
+        current = (
+            crud.to_public(row) if isinstance(row, Profile) else crud.to_environment_public(row)
+        )
         return JSONResponse(
             {
-                "detail": f"Profile {current.slug} was changed by {current.updated_by} "
+                "detail": f"{current.slug} was changed by {current.updated_by} "
                 f"(now version {current.version}); nothing was saved. Re-apply your change to "
                 "the current values.",
                 "current": current.model_dump(mode="json"),

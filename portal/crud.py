@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
-from portal.models import AuditRecord, Profile, utcnow
-from portal.schemas import ProfilePublic
+from portal.models import AuditRecord, Environment, Profile, utcnow
+from portal.schemas import EnvironmentPublic, ProfilePublic
 from spawner.core.profiles import (
     DEFAULT_CORES_PER_GPU,
     DEFAULT_MAX_RUNTIME,
@@ -38,10 +39,10 @@ RUNTIME_FIELDS = ("default_runtime", "max_runtime")
 
 
 class VersionConflict(Exception):
-    """The profile changed since the editor loaded it; carries the current one."""
+    """The row changed since the editor loaded it; carries the current one."""
 
-    def __init__(self, current: Profile) -> None:
-        super().__init__(f"profile {current.slug} is at version {current.version}")
+    def __init__(self, current: Profile | Environment) -> None:
+        super().__init__(f"{current.slug} is at version {current.version}")
         self.current = current
 
 
@@ -104,35 +105,93 @@ def _stored(values: dict[str, Any]) -> dict[str, Any]:
 
 
 def _audit(
-    session: Session, *, actor: str, action: str, subject: str, changes: dict[str, Any]
+    session: Session,
+    *,
+    actor: str,
+    action: str,
+    subject: str,
+    changes: dict[str, Any],
+    kind: str = "profile",
 ) -> None:
     session.add(
-        AuditRecord(actor=actor, action=action, kind="profile", subject=subject, changes=changes)
+        AuditRecord(actor=actor, action=action, kind=kind, subject=subject, changes=changes)
     )
+
+
+Versioned = TypeVar("Versioned", Profile, Environment)
+
+
+def _insert(
+    session: Session,
+    row: Versioned,
+    *,
+    kind: str,
+    actor: str,
+    shown: Callable[[Versioned], dict[str, Any]],
+) -> Versioned:
+    """Add a row at the end of its list, with its audit record; SlugTaken if the slug is used."""
+    model = type(row)
+    if session.scalar(select(model).where(model.slug == row.slug)) is not None:
+        raise SlugTaken(row.slug)
+    last = session.scalar(select(func.max(model.position)))
+    row.position = (last if last is not None else -1) + 1
+    row.updated_by = actor
+    row.updated_at = utcnow()
+    session.add(row)
+    session.flush()
+    changes = {name: [None, value] for name, value in shown(row).items()}
+    _audit(session, actor=actor, action="create", subject=row.slug, kind=kind, changes=changes)
+    session.commit()
+    return row
+
+
+def _update(
+    session: Session,
+    *,
+    row: Versioned,
+    kind: str,
+    before: dict[str, Any],
+    changes: dict[str, Any],
+    expected_version: int,
+    actor: str,
+    to_stored: Callable[[dict[str, Any]], dict[str, Any]] = dict,
+) -> Versioned:
+    """Write the fields that differ, with their audit record; VersionConflict if the row moved
+    on since `expected_version` was read (checked again by the database at commit)."""
+    if row.version != expected_version:
+        raise VersionConflict(row)
+    differing = {name: value for name, value in changes.items() if before[name] != value}
+    if not differing:
+        return row
+    for name, value in to_stored(differing).items():
+        setattr(row, name, value)
+    row.updated_by = actor
+    row.updated_at = utcnow()
+    _audit(
+        session,
+        actor=actor,
+        action="update",
+        subject=row.slug,
+        kind=kind,
+        changes={name: [before[name], value] for name, value in differing.items()},
+    )
+    try:
+        # The version column makes this UPDATE match only the version read before, so a save
+        # racing in between (another worker, another admin) fails here instead of being lost.
+        session.commit()
+    except StaleDataError:
+        session.rollback()
+        session.expire_all()
+        current = session.scalar(select(type(row)).where(type(row).slug == row.slug))
+        raise VersionConflict(current if current is not None else row) from None
+    return row
 
 
 def create_profile(session: Session, *, values: dict[str, Any], actor: str) -> Profile:
     """Add a profile at the end of the list; SlugTaken if the slug is in use."""
-    if get_profile(session, slug=values["slug"]) is not None:
-        raise SlugTaken(values["slug"])
-    last = session.scalar(select(func.max(Profile.position)))
-    profile = Profile(
-        **_stored(values),
-        position=(last if last is not None else -1) + 1,
-        updated_by=actor,
-        updated_at=utcnow(),
+    return _insert(
+        session, Profile(**_stored(values)), kind="profile", actor=actor, shown=editable_values
     )
-    session.add(profile)
-    session.flush()
-    _audit(
-        session,
-        actor=actor,
-        action="create",
-        subject=profile.slug,
-        changes={name: [None, value] for name, value in editable_values(profile).items()},
-    )
-    session.commit()
-    return profile
 
 
 def update_profile(
@@ -144,33 +203,16 @@ def update_profile(
     actor: str,
 ) -> Profile:
     """Apply changes made on `expected_version`; VersionConflict if the profile moved on."""
-    if profile.version != expected_version:
-        raise VersionConflict(profile)
-    before = editable_values(profile)
-    differing = {name: value for name, value in changes.items() if before[name] != value}
-    if not differing:
-        return profile
-    for name, value in _stored(differing).items():
-        setattr(profile, name, value)
-    profile.updated_by = actor
-    profile.updated_at = utcnow()
-    _audit(
+    return _update(
         session,
+        row=profile,
+        kind="profile",
+        before=editable_values(profile),
+        changes=changes,
+        expected_version=expected_version,
         actor=actor,
-        action="update",
-        subject=profile.slug,
-        changes={name: [before[name], value] for name, value in differing.items()},
+        to_stored=_stored,
     )
-    try:
-        # The version column makes this UPDATE match only the version read above, so a save
-        # racing in between (another worker, another admin) fails here instead of being lost.
-        session.commit()
-    except StaleDataError:
-        session.rollback()
-        session.expire_all()
-        current = get_profile(session, slug=profile.slug)
-        raise VersionConflict(current if current is not None else profile) from None
-    return profile
 
 
 def reorder_profiles(session: Session, *, slugs: list[str], actor: str) -> list[Profile]:
@@ -223,5 +265,85 @@ def seed_defaults(session: Session, *, partition: str) -> None:
         action="create",
         subject="*",
         changes={"profiles": [None, [entry["slug"] for entry in default_profile_config()]]},
+    )
+    session.commit()
+
+
+# -- software environments ----------------------------------------------------------------
+
+ENVIRONMENT_EDITABLE = (
+    "title",
+    "description",
+    "kind",
+    "prefix",
+    "modules",
+    "image",
+    "profiles",
+    "enabled",
+)
+
+
+def environment_values(environment: Environment) -> dict[str, Any]:
+    return {name: getattr(environment, name) for name in ENVIRONMENT_EDITABLE}
+
+
+def to_environment_public(environment: Environment) -> EnvironmentPublic:
+    return EnvironmentPublic(
+        slug=environment.slug,
+        position=environment.position,
+        version=environment.version,
+        updated_at=environment.updated_at,
+        updated_by=environment.updated_by,
+        **environment_values(environment),
+    )
+
+
+def list_environments(session: Session) -> list[Environment]:
+    query = select(Environment).order_by(Environment.position, Environment.id)
+    return list(session.scalars(query))
+
+
+def get_environment(session: Session, *, slug: str) -> Environment | None:
+    return session.scalar(select(Environment).where(Environment.slug == slug))
+
+
+def create_environment(session: Session, *, values: dict[str, Any], actor: str) -> Environment:
+    return _insert(
+        session, Environment(**values), kind="environment", actor=actor, shown=environment_values
+    )
+
+
+def update_environment(
+    session: Session,
+    *,
+    environment: Environment,
+    changes: dict[str, Any],
+    expected_version: int,
+    actor: str,
+) -> Environment:
+    return _update(
+        session,
+        row=environment,
+        kind="environment",
+        before=environment_values(environment),
+        changes=changes,
+        expected_version=expected_version,
+        actor=actor,
+    )
+
+
+def seed_environments(session: Session, *, entries: list[dict[str, Any]]) -> None:
+    """Environments named in the settings, on a database that has none yet."""
+    if not entries or session.scalar(select(func.count()).select_from(Environment)):
+        return
+    for position, entry in enumerate(entries):
+        session.add(Environment(**entry, position=position, updated_by="(seeded)"))
+    _audit(
+        session,
+        actor="(seeded)",
+        action="create",
+        subject="*",
+        kind="environment",
+        changes={"environments": [None, [entry["slug"] for entry in entries]]},
     )
     session.commit()

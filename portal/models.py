@@ -54,7 +54,30 @@ class AuditRecord(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow, index=True)
     actor: Mapped[str] = mapped_column(String(100))
     action: Mapped[str] = mapped_column(String(20))  # create, update, reorder
-    kind: Mapped[str] = mapped_column(String(20))  # profile
+    kind: Mapped[str] = mapped_column(String(20))  # profile, environment
     subject: Mapped[str] = mapped_column(String(100))  # the slug, or "*" for a reorder
     # {"field": [before, after], ...}; before is null on create.
     changes: Mapped[dict[str, Any]] = mapped_column(default=dict)
+
+
+class Environment(Base):
+    """A software environment the spawn page offers with some profiles (empty: with all)."""
+
+    __tablename__ = "environments"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    slug: Mapped[str] = mapped_column(String(40), unique=True)
+    title: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str] = mapped_column(Text, default="")
+    kind: Mapped[str] = mapped_column(String(20))  # venv, conda, modules, container
+    prefix: Mapped[str] = mapped_column(String(250), default="")
+    modules: Mapped[list[str]] = mapped_column(default=list)
+    image: Mapped[str] = mapped_column(String(300), default="")
+    profiles: Mapped[list[str]] = mapped_column(default=list)
+    enabled: Mapped[bool] = mapped_column(default=True)
+    position: Mapped[int] = mapped_column(default=0)
+    version: Mapped[int] = mapped_column(Integer, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_by: Mapped[str] = mapped_column(String(100), default="")
+
+    __mapper_args__ = {"version_id_col": version}  # noqa: RUF012 (SQLAlchemy reads it as is)

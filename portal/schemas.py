@@ -6,7 +6,7 @@ Rules that need more than one field, or the cluster, live in portal.profile_rule
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -152,3 +152,53 @@ class AuditPublic(BaseModel):
     kind: str
     subject: str
     changes: dict[str, list[object]]
+
+
+Modules = Annotated[list[str], Field(max_length=20)]
+ProfileSlugs = Annotated[list[Slug], Field(max_length=100)]
+
+
+class EnvironmentCreate(BaseModel):
+    """A software environment: a venv or conda prefix, modules to load, or a container image."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    slug: Slug
+    title: Title
+    description: Description = ""
+    kind: Literal["venv", "conda", "modules", "container"]
+    prefix: str = Field("", max_length=250)
+    modules: Modules = Field(default_factory=list)
+    image: str = Field("", max_length=300)
+    profiles: ProfileSlugs = Field(default_factory=list)
+    enabled: bool = True
+
+
+class EnvironmentUpdate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int
+    title: Title | None = None
+    description: Description | None = None
+    kind: Literal["venv", "conda", "modules", "container"] | None = None
+    prefix: str | None = Field(None, max_length=250)
+    modules: Modules | None = None
+    image: str | None = Field(None, max_length=300)
+    profiles: ProfileSlugs | None = None
+    enabled: bool | None = None
+
+
+class EnvironmentPublic(BaseModel):
+    slug: str
+    title: str
+    description: str
+    kind: str
+    prefix: str
+    modules: list[str]
+    image: str
+    profiles: list[str]
+    enabled: bool
+    position: int
+    version: int
+    updated_at: datetime
+    updated_by: str

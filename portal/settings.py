@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -19,6 +21,11 @@ class PortalSettings(BaseSettings):
     )
     admin_groups: list[str] = Field(
         default=["hpc-admins"], description="LDAP groups whose members may edit profiles."
+    )
+    seed_environments: list[dict[str, Any]] = Field(
+        default=[],
+        description="Software environments stored on first start, as JSON, e.g. "
+        '[{"slug": "analysis", "title": "Analysis", "kind": "venv", "prefix": "/opt/envs/a"}]',
     )
     default_partition: str = Field("gpu", description="Partition of the seeded profiles.")
     slurm_bin_dir: str = Field("", description="Directory of sinfo, e.g. /usr/bin; empty: PATH.")

@@ -25,7 +25,7 @@ from spawner.core.request import (
 from spawner.core.runtime import format_runtime
 from spawner.core.sbatch import TEMPLATES_DIR
 from spawner.errors import spawn_error
-from spawner.profile_source import ProfileSource
+from spawner.profile_source import Offer, ProfileSource
 from spawner.slurm_spawner import GpuSlurmSpawner
 
 _FORMS = jinja2.Environment(
@@ -70,8 +70,9 @@ class GpuProfilesSpawner(ProfilesSpawner):
     _previous_job_id = ""
     _resume_job_id = ""
 
-    async def resource_profile_list(self) -> list[ResourceProfile]:
-        """The profiles this user may see and spawn, live from the portal when there is one."""
+    async def offer(self) -> Offer:
+        """The profiles this user may see and spawn, and the environments that go with them,
+        live from the portal when there is one."""
         if self.portal_url:
             source = self._sources.get(self.portal_url)
             if source is None:
@@ -79,10 +80,15 @@ class GpuProfilesSpawner(ProfilesSpawner):
                     url=self.portal_url, token=self.portal_token, fallback=self.configured_profiles
                 )
                 self._sources[self.portal_url] = source
-            profiles = await source.profiles()
+            offer = await source.offer()
         else:
-            profiles = self.configured_profiles()
-        return visible_profiles(profiles, [group.name for group in self.user.groups])
+            offer = Offer(self.configured_profiles(), [])
+        profiles = visible_profiles(offer.profiles, [group.name for group in self.user.groups])
+        slugs = {profile.slug for profile in profiles}
+        environments = [
+            env for env in offer.environments if not env.profiles or env.profiles & slugs
+        ]
+        return Offer(profiles, environments)
 
     def configured_profiles(self) -> list[ResourceProfile]:
         try:
@@ -125,7 +131,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
     async def parse_options(self, options: dict[str, Any]) -> SpawnRequest:
         try:
-            return parse_user_options(options, await self.resource_profile_list())
+            offer = await self.offer()
+            return parse_user_options(options, offer.profiles, offer.environments)
         except InvalidRequest as error:
             raise spawn_error(str(error), reason="invalid_options") from None
 
@@ -182,7 +189,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
 
 async def _render_form(spawner: GpuProfilesSpawner) -> str:
-    profiles = await spawner.resource_profile_list()
+    offer = await spawner.offer()
+    profiles = offer.profiles
     if not profiles:
         return _FORMS.get_template("spawn_form.html").render(profiles=[], selected="", runtime="")
     previous = spawner.user_options or {}
@@ -201,6 +209,25 @@ async def _render_form(spawner: GpuProfilesSpawner) -> str:
         }
         for p in profiles
     ]
+    environments = [
+        {
+            "slug": env.slug,
+            "title": env.title,
+            "summary": env.summary(),
+            "description": env.description,
+            "profiles": " ".join(sorted(env.profiles)),
+            "offered": env.offered_with(chosen.slug),
+        }
+        for env in offer.environments
+    ]
+    chosen_env = previous.get("environment") if isinstance(previous, dict) else None
+    offered = [env["slug"] for env in environments if env["offered"]]
+    if chosen_env not in offered:
+        chosen_env = offered[0] if offered else ""
     return _FORMS.get_template("spawn_form.html").render(
-        profiles=rows, selected=selected, runtime=format_runtime(chosen.default_runtime)
+        profiles=rows,
+        selected=selected,
+        runtime=format_runtime(chosen.default_runtime),
+        environments=environments,
+        selected_environment=chosen_env,
     )

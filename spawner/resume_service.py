@@ -10,10 +10,12 @@ same options. The spawner then re-attaches to the queued job instead of submitti
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
 import os
+import signal
 import urllib.request
 from typing import Any
 from urllib.parse import quote
@@ -108,7 +110,11 @@ def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname).1s %(asctime)s %(name)s] %(message)s"
     )
-    asyncio.run(main_async())
+    # A hub started in the background of a script inherits SIGINT as ignored, and the hub stops
+    # its services with SIGINT: take the default back so that this one ends when told to.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(main_async())
 
 
 if __name__ == "__main__":

@@ -77,11 +77,11 @@ def run_singleuser(argv: list[str]) -> None:
     sys.exit(singleuser_main())
 
 
-if __name__ == "__main__":
-    main()
-
-
 def skip_slow_imports() -> None:
     """Make `import` of each SKIPPED_MODULES fail fast, as if it were not installed."""
     for name in SKIPPED_MODULES:
         sys.modules[name] = None  # type: ignore[assignment]
+
+
+if __name__ == "__main__":
+    main()

@@ -17,7 +17,12 @@ from spawner import port_handler  # noqa: F401  (replaces the stock port callbac
 from spawner.core.jobs import JobInfo, Phase
 from spawner.core.poller import JobPoller
 from spawner.core.request import SpawnRequest
-from spawner.core.sbatch import TOKEN_VARS, SingleUserJob, render_singleuser_script
+from spawner.core.sbatch import (
+    TOKEN_VARS,
+    SingleUserJob,
+    render_singleuser_script,
+    singleuser_command,
+)
 from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from spawner.errors import spawn_error
 
@@ -50,10 +55,11 @@ class GpuSlurmSpawner(SlurmSpawner):
         config=True,
         help="Python venv the job activates before starting JupyterLab, e.g. /opt/gpuportal/venv.",
     )
-    port_reporter = Unicode(
-        "gpuportal-singleuser",
+    modules_init = Unicode(
+        "/etc/profile.d/lmod.sh",
         config=True,
-        help="Command in the job that reports its port to the hub, then runs JupyterLab.",
+        help="Script a job sources to get `module` when an environment is a list of modules, "
+        "e.g. /etc/profile.d/lmod.sh.",
     )
     listen_ip = Unicode(
         "0.0.0.0",
@@ -169,9 +175,12 @@ class GpuSlurmSpawner(SlurmSpawner):
             output=f"{log_dir}/jupyter-%j.log",
             workdir=home,
             export_vars=list(env),
-            command=[self.port_reporter, *self.cmd, *self.get_args()],
+            command=singleuser_command(
+                self.get_args(), environment=request.environment, session_venv=self.session_venv
+            ),
             venv=self.session_venv,
             token_file=token_file,
+            modules_init=self.modules_init,
         )
         script = render_singleuser_script(job)
         try:

@@ -1,33 +1,56 @@
-"""The fixed inputs of the golden sbatch scripts, shared by unit and integration tests."""
+"""The fixed inputs of the golden sbatch scripts, shared by unit and integration tests.
+
+One golden script per shipped profile, and one per kind of software environment (on gpu-1).
+"""
 
 from pathlib import Path
 
+from spawner.core.environments import SoftwareEnvironment
 from spawner.core.profiles import default_profile_config, load_profiles
 from spawner.core.request import parse_user_options
-from spawner.core.sbatch import SingleUserJob
+from spawner.core.sbatch import SingleUserJob, singleuser_command
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 PROFILES = load_profiles(default_profile_config())
 SHIPPED_SLUGS = [p.slug for p in PROFILES]
+ENVIRONMENTS = {
+    "venv": SoftwareEnvironment(
+        slug="analysis", title="Analysis", kind="venv", prefix="/opt/gpuportal/envs/analysis"
+    ),
+    "conda": SoftwareEnvironment(
+        slug="conda-torch", title="Torch", kind="conda", prefix="/opt/conda/envs/torch"
+    ),
+    "modules": SoftwareEnvironment(
+        slug="tools", title="Tools", kind="modules", modules=("demo-tools/1.0", "cuda/12.4")
+    ),
+    "container": SoftwareEnvironment(
+        slug="ngc", title="NGC", kind="container", image="/opt/images/pytorch-24.10.sif"
+    ),
+}
+# What the goldens cover: each profile, then each environment kind on gpu-1.
+GOLDEN_CASES = [(slug, "") for slug in SHIPPED_SLUGS] + [("gpu-1", kind) for kind in ENVIRONMENTS]
 
 
-def golden_job(slug: str, user: str = "alice") -> SingleUserJob:
-    request = parse_user_options({"profile": slug}, PROFILES)
+def golden_job(slug: str, user: str = "alice", environment: str = "") -> SingleUserJob:
+    env = ENVIRONMENTS[environment] if environment else None
+    options = {"profile": slug, **({"environment": env.slug} if env else {})}
+    request = parse_user_options(options, PROFILES, [env] if env else [])
     return SingleUserJob.from_request(
         request,
         user=user,
         output=f"/home/{user}/.jupyterhub-logs/jupyter-%j.log",
         workdir=f"/home/{user}",
         export_vars=["PATH", "JUPYTERHUB_API_URL", "HOME", "USER"],
-        command=[
-            "gpuportal-singleuser",
-            "jupyterhub-singleuser",
-            "--SingleUserNotebookApp.default_url=/lab",
-        ],
+        command=singleuser_command(
+            ["--SingleUserNotebookApp.default_url=/lab"],
+            environment=request.environment,
+            session_venv="/opt/gpuportal/venv",
+        ),
         venv="/opt/gpuportal/venv",
         token_file=f"/home/{user}/.jupyterhub-logs/token-default",
     )
 
 
-def golden_path(slug: str) -> Path:
-    return GOLDEN_DIR / f"singleuser-{slug}.sh"
+def golden_path(slug: str, environment: str = "") -> Path:
+    suffix = f"-{environment}" if environment else ""
+    return GOLDEN_DIR / f"singleuser-{slug}{suffix}.sh"

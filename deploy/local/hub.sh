@@ -30,7 +30,8 @@ start() {
 stop() {
     if alive; then
         kill "$(cat "$PIDFILE")"
-        for _ in $(seq 100); do alive || break; sleep 0.1; done
+        # The hub stops its services (portal, spawn-resumer) before it exits: give it time.
+        for _ in $(seq 300); do alive || break; sleep 0.1; done
         alive && kill -9 "$(cat "$PIDFILE")" || true
         echo "[hub] stopped"
     fi

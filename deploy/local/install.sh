@@ -12,7 +12,7 @@ WITH_TESTS=0
 say() { printf '[install] %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || { echo "[install] run as root" >&2; exit 1; }
 
-packages=(slurm-wlm slurmctld slurmd slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates)
+packages=(slurm-wlm slurmctld slurmd slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates lmod)
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).
 [ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql)
 missing=()
@@ -58,4 +58,5 @@ if [ ! -x "$CHP_PREFIX/node_modules/.bin/configurable-http-proxy" ]; then
     say "configurable-http-proxy (npm) at $CHP_PREFIX"
     npm install --silent --no-fund --no-audit --prefix "$CHP_PREFIX" configurable-http-proxy@4
 fi
+bash "$HERE/environments.sh" "$VENV"
 say "ready"

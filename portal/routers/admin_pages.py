@@ -5,49 +5,18 @@ from __future__ import annotations
 from typing import Any
 
 from fastapi import APIRouter, Request, status
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from fastapi.templating import Jinja2Templates
+from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from portal import crud, profile_service
+from portal import crud, pages, profile_service
 from portal.cluster import ClusterUnavailable
 from portal.deps import CatalogDep, IdentityDep, PageAdmin, PageCaller, SessionDep
-from portal.identity import COOKIE_NAME, HubIdentity
 from portal.models import Profile
 from portal.schemas import ProfileCreate, ProfileUpdate
 from spawner.core.profiles import EXTRA_SBATCH_OPTIONS
 
 router = APIRouter(include_in_schema=False)
-
-
-def _render(
-    request: Request, template: str, context: dict[str, Any], *, status_code: int = 200
-) -> HTMLResponse:
-    templates: Jinja2Templates = request.app.state.templates
-    identity: HubIdentity = request.app.state.identity
-    base = {
-        "prefix": request.app.state.settings.prefix,
-        "csrf": identity.csrf_token(request.cookies.get(COOKIE_NAME, "")),
-        "sbatch_option_names": list(EXTRA_SBATCH_OPTIONS),
-    }
-    return templates.TemplateResponse(
-        request, template, {**base, **context}, status_code=status_code
-    )
-
-
-def _csrf_ok(request: Request, form: FormData, identity: HubIdentity) -> bool:
-    expected = identity.csrf_token(request.cookies.get(COOKIE_NAME, ""))
-    return str(form.get("csrf", "")) == expected
-
-
-def _forbidden_form(request: Request) -> HTMLResponse:
-    return _render(
-        request,
-        "message.html",
-        {"title": "Form expired", "message": "This form is stale. Open the page again and retry."},
-        status_code=status.HTTP_403_FORBIDDEN,
-    )
 
 
 def _form_values(form: FormData, *, creating: bool) -> dict[str, Any]:
@@ -71,23 +40,6 @@ def _form_values(form: FormData, *, creating: bool) -> dict[str, Any]:
     values["groups"] = [g.strip() for g in text.get("groups", "").split(",") if g.strip()]
     values["enabled"] = "enabled" in text
     return values
-
-
-SaveError = ValidationError | profile_service.RuleViolation | ClusterUnavailable
-
-
-def _field_errors(error: SaveError) -> dict[str, str]:
-    """What to show next to each field of the form."""
-    if isinstance(error, profile_service.RuleViolation):
-        return {p.field: p.message for p in error.problems}
-    if isinstance(error, ClusterUnavailable):
-        return {"form": f"Cannot check the profile against the cluster now ({error}); retry."}
-    errors: dict[str, str] = {}
-    for item in error.errors():
-        loc = [str(part) for part in item["loc"]]
-        name = loc[0] if loc else "form"
-        errors.setdefault(name, item["msg"].removeprefix("Value error, "))
-    return errors
 
 
 def _profile_form(profile: Profile | None) -> dict[str, Any]:
@@ -116,7 +68,7 @@ def home(request: Request, session: SessionDep, caller: PageCaller) -> HTMLRespo
         for p in crud.list_profiles(session)
         if p.enabled and (not p.groups or not caller.groups.isdisjoint(p.groups))
     ]
-    return _render(
+    return pages.render(
         request,
         "home.html",
         {"caller": caller, "profiles": [crud.to_resource_profile(p) for p in profiles]},
@@ -125,12 +77,13 @@ def home(request: Request, session: SessionDep, caller: PageCaller) -> HTMLRespo
 
 @router.get("/admin", response_class=HTMLResponse)
 def admin_home(request: Request, session: SessionDep, admin: PageAdmin) -> HTMLResponse:
-    return _render(
+    return pages.render(
         request,
         "admin.html",
         {
             "caller": admin,
             "profiles": crud.list_profiles(session),
+            "environments": crud.list_environments(session),
             "audit": crud.list_audit(session, limit=50),
             "runtime": crud.editable_values,
         },
@@ -139,7 +92,7 @@ def admin_home(request: Request, session: SessionDep, admin: PageAdmin) -> HTMLR
 
 @router.get("/admin/profiles/new", response_class=HTMLResponse)
 def new_profile_page(request: Request, admin: PageAdmin) -> HTMLResponse:
-    return _render(
+    return pages.render(
         request,
         "profile_form.html",
         {"caller": admin, "creating": True, "form": _profile_form(None), "errors": {}},
@@ -155,20 +108,20 @@ async def new_profile(
     admin: PageAdmin,
 ) -> Response:
     form = await request.form()
-    if not _csrf_ok(request, form, identity):
-        return _forbidden_form(request)
+    if not pages.csrf_ok(request, form, identity):
+        return pages.forbidden_form(request)
     values = _form_values(form, creating=True)
     errors: dict[str, str] = {}
     try:
         data = ProfileCreate.model_validate(values)
-        profile = await profile_service.create(session, catalog, data=data, actor=admin.name)
+        await profile_service.create(session, catalog, data=data, actor=admin.name)
     except (ValidationError, profile_service.RuleViolation, ClusterUnavailable) as error:
-        errors = _field_errors(error)
+        errors = pages.field_errors(error)
     except crud.SlugTaken:
         errors = {"slug": "a profile with this slug exists; choose another"}
     else:
-        return _after_save(request, f"Created {profile.slug}.")
-    return _render(
+        return pages.after_save(request)
+    return pages.render(
         request,
         "profile_form.html",
         {
@@ -187,8 +140,8 @@ def edit_profile_page(
 ) -> HTMLResponse:
     profile = crud.get_profile(session, slug=slug)
     if profile is None:
-        return _not_found(request, slug)
-    return _render(
+        return pages.not_found(request, "profile", slug)
+    return pages.render(
         request,
         "profile_form.html",
         {"caller": admin, "creating": False, "form": _profile_form(profile), "errors": {}},
@@ -205,11 +158,11 @@ async def edit_profile(
     admin: PageAdmin,
 ) -> Response:
     form = await request.form()
-    if not _csrf_ok(request, form, identity):
-        return _forbidden_form(request)
+    if not pages.csrf_ok(request, form, identity):
+        return pages.forbidden_form(request)
     profile = crud.get_profile(session, slug=slug)
     if profile is None:
-        return _not_found(request, slug)
+        return pages.not_found(request, "profile", slug)
     values = _form_values(form, creating=False)
     errors: dict[str, str] = {}
     conflict: Profile | None = None
@@ -217,14 +170,14 @@ async def edit_profile(
         data = ProfileUpdate.model_validate(values)
         await profile_service.update(session, catalog, profile=profile, data=data, actor=admin.name)
     except (ValidationError, profile_service.RuleViolation, ClusterUnavailable) as error:
-        errors = _field_errors(error)
+        errors = pages.field_errors(error)
     except crud.VersionConflict as stale:
-        conflict = stale.current
+        conflict = stale.current if isinstance(stale.current, Profile) else profile
     else:
-        return _after_save(request, f"Saved {slug}.")
+        return pages.after_save(request)
     if conflict is not None:
         # Show what is stored now, with the version to save against, and what this admin typed.
-        return _render(
+        return pages.render(
             request,
             "profile_form.html",
             {
@@ -236,7 +189,7 @@ async def edit_profile(
             },
             status_code=status.HTTP_409_CONFLICT,
         )
-    return _render(
+    return pages.render(
         request,
         "profile_form.html",
         {
@@ -254,29 +207,14 @@ async def move_profile(
     slug: str, request: Request, session: SessionDep, identity: IdentityDep, admin: PageAdmin
 ) -> Response:
     form = await request.form()
-    if not _csrf_ok(request, form, identity):
-        return _forbidden_form(request)
+    if not pages.csrf_ok(request, form, identity):
+        return pages.forbidden_form(request)
     slugs = [p.slug for p in crud.list_profiles(session)]
     if slug not in slugs:
-        return _not_found(request, slug)
+        return pages.not_found(request, "profile", slug)
     index = slugs.index(slug)
     target = index - 1 if form.get("direction") == "up" else index + 1
     if 0 <= target < len(slugs):
         slugs[index], slugs[target] = slugs[target], slugs[index]
         crud.reorder_profiles(session, slugs=slugs, actor=admin.name)
-    return _after_save(request, f"Moved {slug}.")
-
-
-def _after_save(request: Request, _message: str) -> RedirectResponse:
-    # Post/redirect/get: a reload of the list never re-submits the form.
-    prefix: str = request.app.state.settings.prefix
-    return RedirectResponse(f"{prefix}/admin", status.HTTP_303_SEE_OTHER)
-
-
-def _not_found(request: Request, slug: str) -> HTMLResponse:
-    return _render(
-        request,
-        "message.html",
-        {"title": "No such profile", "message": f"There is no profile {slug!r}."},
-        status_code=status.HTTP_404_NOT_FOUND,
-    )
+    return pages.after_save(request)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from spawner.core.environments import SoftwareEnvironment, offered_with
 from spawner.core.profiles import ResourceProfile, find_profile
 from spawner.core.runtime import RuntimeFormatError, describe_runtime, format_runtime, parse_runtime
 
-ALLOWED_OPTIONS = ("profile", "runtime")
+ALLOWED_OPTIONS = ("profile", "runtime", "environment")
 
 
 class InvalidRequest(ValueError):
@@ -21,13 +22,19 @@ class SpawnRequest:
 
     profile: ResourceProfile
     runtime: int
+    environment: SoftwareEnvironment | None = None
 
     def as_user_options(self) -> dict[str, str]:
-        return {"profile": self.profile.slug, "runtime": format_runtime(self.runtime)}
+        options = {"profile": self.profile.slug, "runtime": format_runtime(self.runtime)}
+        if self.environment is not None:
+            options["environment"] = self.environment.slug
+        return options
 
 
 def parse_user_options(
-    options: Mapping[str, object], profiles: Sequence[ResourceProfile]
+    options: Mapping[str, object],
+    profiles: Sequence[ResourceProfile],
+    environments: Sequence[SoftwareEnvironment] = (),
 ) -> SpawnRequest:
     """Check raw user_options (from the form or the REST API) and return the request.
 
@@ -53,9 +60,12 @@ def parse_user_options(
         shown = raw_profile if raw_profile.isprintable() and len(raw_profile) <= 40 else "given"
         raise InvalidRequest(f"unknown profile {shown!r}; choose one of: {slugs}")
 
+    environment = _environment(options.get("environment"), profile, environments)
     raw_runtime = options.get("runtime")
     if raw_runtime is None or raw_runtime == "":
-        return SpawnRequest(profile=profile, runtime=profile.default_runtime)
+        return SpawnRequest(
+            profile=profile, runtime=profile.default_runtime, environment=environment
+        )
     if not isinstance(raw_runtime, str):
         raise InvalidRequest("runtime must be a string in the form HH:MM:SS, e.g. 08:00:00")
     try:
@@ -72,7 +82,28 @@ def parse_user_options(
             f"runtime {raw_runtime} is over the maximum of {format_runtime(profile.max_runtime)} "
             f"({describe_runtime(profile.max_runtime)}) for profile {profile.slug}"
         )
-    return SpawnRequest(profile=profile, runtime=runtime)
+    return SpawnRequest(profile=profile, runtime=runtime, environment=environment)
+
+
+def _environment(
+    raw: object, profile: ResourceProfile, environments: Sequence[SoftwareEnvironment]
+) -> SoftwareEnvironment | None:
+    """The chosen environment, or the profile's first one when none is named."""
+    offered = offered_with(environments, profile.slug)
+    if raw is None or raw == "":
+        return offered[0] if offered else None
+    if not offered:
+        raise InvalidRequest(f"profile {profile.slug} offers no software environments")
+    names = ", ".join(env.slug for env in offered)
+    if not isinstance(raw, str):
+        raise InvalidRequest(f"environment must be a string, one of: {names}")
+    chosen = next((env for env in offered if env.slug == raw), None)
+    if chosen is None:
+        shown = raw if raw.isprintable() and len(raw) <= 40 else "given"
+        raise InvalidRequest(
+            f"environment {shown!r} is not offered with {profile.slug}; choose one of: {names}"
+        )
+    return chosen
 
 
 def options_from_form_data(form: Mapping[str, Sequence[str]]) -> dict[str, str]:

@@ -10,6 +10,12 @@ from pathlib import Path
 
 import jinja2
 
+from spawner.core.environments import (
+    OWN_PYTHON_KINDS,
+    EnvironmentSpecError,
+    SoftwareEnvironment,
+    check_environment_fields,
+)
 from spawner.core.profiles import SLUG_RE, SLURM_NAME_RE, ProfileError, check_sbatch_option
 from spawner.core.request import SpawnRequest
 from spawner.core.runtime import format_runtime
@@ -53,6 +59,9 @@ class SingleUserJob:
     venv: str = ""
     token_file: str = ""
     extra_options: tuple[tuple[str, str], ...] = ()
+    environment: SoftwareEnvironment | None = None
+    # Sourced before `module load` when the environment is a list of modules.
+    modules_init: str = "/etc/profile.d/lmod.sh"
 
     def __post_init__(self) -> None:
         _check(USERNAME_RE, self.user, "user name")
@@ -77,6 +86,17 @@ class SingleUserJob:
                 raise ScriptError(f"{what} must be at least 1")
         if self.runtime < 60:
             raise ScriptError("runtime must be at least one minute")
+        _check(PATH_RE, self.modules_init, "modules init script")
+        if self.environment is not None:
+            try:  # re-checked here: these values go straight into bash
+                check_environment_fields(
+                    kind=self.environment.kind,
+                    prefix=self.environment.prefix,
+                    modules=self.environment.modules,
+                    image=self.environment.image,
+                )
+            except EnvironmentSpecError as error:
+                raise ScriptError(str(error)) from None
         for option, value in self.extra_options:
             try:
                 check_sbatch_option(option, value, where="extra option")
@@ -95,6 +115,7 @@ class SingleUserJob:
         command: Sequence[str],
         venv: str = "",
         token_file: str = "",
+        modules_init: str = "/etc/profile.d/lmod.sh",
     ) -> SingleUserJob:
         profile = request.profile
         return cls(
@@ -112,7 +133,23 @@ class SingleUserJob:
             venv=venv,
             token_file=token_file,
             extra_options=profile.sbatch_options,
+            environment=request.environment,
+            modules_init=modules_init,
         )
+
+
+def singleuser_command(
+    args: Sequence[str], *, environment: SoftwareEnvironment | None, session_venv: str
+) -> list[str]:
+    """The job's command: the port reporter, which then runs jupyterhub-singleuser and args.
+
+    It runs with the Python that should run JupyterLab: the chosen environment's own (a venv,
+    conda prefix or container), else the session venv's, named in full so that modules loaded
+    on top cannot put another Python first on PATH.
+    """
+    own_python = environment is not None and environment.kind in OWN_PYTHON_KINDS
+    python = "python" if own_python or not session_venv else f"{session_venv}/bin/python"
+    return [python, "-m", "spawner.singleuser", "jupyterhub-singleuser", *args]
 
 
 def _environment(templates_dir: Path) -> jinja2.Environment:
@@ -147,4 +184,6 @@ def render_singleuser_script(job: SingleUserJob, *, templates_dir: Path = TEMPLA
         token_file=job.token_file,
         command=shlex.join(job.command),
         extra_options=job.extra_options,
+        environment=job.environment,
+        modules_init=job.modules_init,
     )

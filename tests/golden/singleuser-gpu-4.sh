@@ -21,4 +21,4 @@ JUPYTERHUB_API_TOKEN=$(cat /home/alice/.jupyterhub-logs/token-default)
 export JUPYTERHUB_API_TOKEN JPY_API_TOKEN="$JUPYTERHUB_API_TOKEN"
 rm -f /home/alice/.jupyterhub-logs/token-default
 # exec, so that scancel's SIGTERM reaches JupyterLab itself and it shuts down cleanly.
-exec gpuportal-singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab
+exec /opt/gpuportal/venv/bin/python -m spawner.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab

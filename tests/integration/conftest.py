@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -117,3 +118,13 @@ def browser() -> Iterator[object]:
         instance = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield instance
         instance.close()
+
+
+def server_environment(user: str) -> dict[str, str]:
+    """The environment of the user's JupyterLab process: what their terminals and kernels see."""
+    pids = subprocess.run(
+        ["pgrep", "-u", user, "-f", "spawner.singleuser"], capture_output=True, text=True
+    ).stdout.split()
+    assert pids, f"no JupyterLab process of {user}"
+    raw = Path(f"/proc/{pids[0]}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from tests.integration.conftest import Hub, user_jobs, wait_for
+from tests.integration.conftest import Hub, server_environment, user_jobs, wait_for
 
 pytestmark = pytest.mark.integration
-
-
-def session_environment(user: str) -> dict[str, str]:
-    """The environment of the user's JupyterLab process: what their notebooks and terminals see."""
-    pids = subprocess.run(
-        ["pgrep", "-u", user, "-f", "jupyterhub-singleuser"], capture_output=True, text=True
-    ).stdout.split()
-    assert pids, f"no JupyterLab process of {user}"
-    raw = Path(f"/proc/{pids[0]}/environ").read_bytes().split(b"\0")
-    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
 
 
 def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp_path: Path):
@@ -48,7 +37,7 @@ def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp
     assert state == "RUNNING"
     assert gres.endswith("gpu:2"), gres
     assert (cpus, memory, limit) == ("16", "96G", "8:00:00")
-    env = session_environment("alice")
+    env = server_environment("alice")
     assert len(env["CUDA_VISIBLE_DEVICES"].split(",")) == 2, env.get("CUDA_VISIBLE_DEVICES")
     assert env["USER"] == "alice"
 

@@ -123,3 +123,27 @@ def test_a_non_admin_gets_403_on_the_admin_page(hub: Hub, browser: Any) -> None:
     # His own page works: the profiles open to him.
     bob.goto(f"{hub.url}{PORTAL}/")
     assert "gpu-2" in bob.inner_text("main")
+
+
+def test_two_admins_saving_from_stale_pages_never_overwrite_each_other(
+    hub: Hub, seeded_profiles: None, browser: Any
+) -> None:
+    first = log_in(browser, hub, "carol", "carol-demo")
+    second = first.context.new_page()  # the same admin in a second tab, or a colleague
+    for page in (first, second):
+        page.goto(f"{hub.url}{PORTAL}/admin/profiles/gpu-4")
+    first.fill("#max_runtime", "10:00:00")
+    first.click("button[type=submit]")
+    first.wait_for_url(f"**{PORTAL}/admin")
+
+    second.fill("#max_runtime", "20:00:00")
+    response_status = []
+    second.on("response", lambda r: response_status.append(r.status))
+    second.click("button[type=submit]")
+    second.wait_for_selector("#conflict")
+    assert 409 in response_status
+    assert "carol saved this profile while you were editing" in second.inner_text("#conflict")
+    # The form now holds what is stored, ready to save against the new version.
+    assert second.input_value("#max_runtime") == "10:00:00"
+    second.goto(f"{hub.url}{PORTAL}/admin")
+    assert "max 10:00:00" in second.inner_text("tr[data-slug=gpu-4]")

@@ -8,7 +8,7 @@ import pytest
 
 from spawner.core.jobs import Phase
 from spawner.core.slurm import SlurmClient, SlurmError
-from tests.golden_jobs import SHIPPED_SLUGS, golden_path
+from tests.golden_jobs import GOLDEN_CASES, golden_path
 from tests.integration.conftest import cancel_user_jobs
 
 pytestmark = pytest.mark.integration
@@ -19,9 +19,9 @@ def job_env(user: str) -> dict[str, str]:
     return {"PATH": "/usr/bin:/bin", "HOME": entry.pw_dir, "USER": user}
 
 
-@pytest.mark.parametrize("slug", SHIPPED_SLUGS)
-def test_golden_script_is_accepted_by_sbatch_test_only(cluster, slug):
-    script = golden_path(slug).read_text()
+@pytest.mark.parametrize(("slug", "environment"), GOLDEN_CASES)
+def test_golden_script_is_accepted_by_sbatch_test_only(cluster, slug, environment):
+    script = golden_path(slug, environment).read_text()
     verdict = asyncio.run(
         SlurmClient().submit(script, user="alice", env=job_env("alice"), test_only=True)
     )
@@ -82,3 +82,12 @@ def test_a_user_cannot_cancel_anothers_job(cluster):
 def test_tests_run_as_root():
     # Submitting as another user (sudo -u) needs root, as the hub has.
     assert os.geteuid() == 0
+
+
+def test_partitions_come_from_the_real_sinfo(cluster):
+    partitions = asyncio.run(SlurmClient().partitions())
+    gpu = partitions["gpu"]
+    assert gpu.max_time == 24 * 3600
+    assert gpu.max_gpus_per_node == 4
+    assert gpu.fits_one_node(gpus=4, cores=32, mem_mb=4 * 48 * 1024)
+    assert not gpu.fits_one_node(gpus=4, cores=33, mem_mb=1)

@@ -34,8 +34,8 @@ def tables(database_url: str) -> set[str]:
 def test_upgrade_downgrade_upgrade(database_url: str) -> None:
     assert tables(database_url) == set()
     alembic(database_url, "upgrade", "head")
-    assert {"profiles", "audit_records", "alembic_version"} <= tables(database_url)
+    assert {"profiles", "audit_records", "environments", "alembic_version"} <= tables(database_url)
     alembic(database_url, "downgrade", "base")
     assert tables(database_url) <= {"alembic_version"}
     alembic(database_url, "upgrade", "head")
-    assert {"profiles", "audit_records"} <= tables(database_url)
+    assert {"profiles", "audit_records", "environments"} <= tables(database_url)

@@ -4,13 +4,13 @@ import os
 import pytest
 
 from spawner.core.sbatch import ScriptError, SingleUserJob, render_singleuser_script
-from tests.golden_jobs import SHIPPED_SLUGS, golden_job, golden_path
+from tests.golden_jobs import GOLDEN_CASES, golden_job, golden_path
 
 
-@pytest.mark.parametrize("slug", SHIPPED_SLUGS)
-def test_rendered_script_matches_golden(slug):
-    script = render_singleuser_script(golden_job(slug))
-    path = golden_path(slug)
+@pytest.mark.parametrize(("slug", "environment"), GOLDEN_CASES)
+def test_rendered_script_matches_golden(slug, environment):
+    script = render_singleuser_script(golden_job(slug, environment=environment))
+    path = golden_path(slug, environment)
     if os.environ.get("UPDATE_GOLDEN") == "1":
         path.write_text(script)
     assert script == path.read_text(), f"{path} differs; UPDATE_GOLDEN=1 pytest rewrites it"
@@ -28,7 +28,9 @@ def test_two_gpu_script_asks_for_the_derived_resources():
         "#SBATCH --export=HOME,JUPYTERHUB_API_URL,PATH,USER",
     ]:
         assert line in lines
-    assert lines[-1].startswith("exec gpuportal-singleuser jupyterhub-singleuser")
+    assert lines[-1].startswith(
+        "exec /opt/gpuportal/venv/bin/python -m spawner.singleuser jupyterhub-singleuser"
+    )
 
 
 def test_the_token_comes_from_a_file_and_is_never_exported():

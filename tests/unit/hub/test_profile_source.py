@@ -27,19 +27,29 @@ RECORD = {
     "sbatch_options": {"qos": "short"},
     "groups": ["ds"],
 }
+ENVIRONMENT = {
+    "slug": "tools",
+    "title": "Tools",
+    "kind": "modules",
+    "prefix": "",
+    "modules": ["demo-tools/1.0"],
+    "image": "",
+    "profiles": ["gpu-2"],
+    "description": "",
+}
 CONFIGURED = [ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1)]
 
 
 class _Portal(BaseHTTPRequestHandler):
-    answer: ClassVar[bytes] = b"[]"
-    seen_auth: ClassVar[list[str]] = []
+    answers: ClassVar[dict[str, bytes]] = {}
+    seen: ClassVar[list[tuple[str, str]]] = []
 
     def do_GET(self) -> None:
-        self.seen_auth.append(self.headers.get("Authorization", ""))
+        self.seen.append((self.path, self.headers.get("Authorization", "")))
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.end_headers()
-        self.wfile.write(self.answer)
+        self.wfile.write(self.answers[self.path.rsplit("/", 1)[-1]])
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -47,8 +57,11 @@ class _Portal(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def portal() -> Iterator[HTTPServer]:
-    _Portal.answer = json.dumps([RECORD]).encode()
-    _Portal.seen_auth = []
+    _Portal.answers = {
+        "profiles": json.dumps([RECORD]).encode(),
+        "environments": json.dumps([ENVIRONMENT]).encode(),
+    }
+    _Portal.seen = []
     server = HTTPServer(("127.0.0.1", 0), _Portal)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     yield server
@@ -66,21 +79,28 @@ def source_for(server: HTTPServer) -> ProfileSource:
 
 
 async def test_profiles_come_from_the_portal_with_the_hub_token(portal: HTTPServer) -> None:
-    [profile] = await source_for(portal).profiles()
+    offer = await source_for(portal).offer()
+    [profile] = offer.profiles
     assert (profile.slug, profile.max_runtime, profile.groups) == ("gpu-2", 12 * 3600, {"ds"})
     assert profile.sbatch_options == (("qos", "short"),)
-    assert _Portal.seen_auth == ["token hub-secret"]
+    [environment] = offer.environments
+    assert (environment.kind, environment.modules) == ("modules", ("demo-tools/1.0",))
+    assert environment.offered_with("gpu-2") and not environment.offered_with("gpu-1")
+    assert _Portal.seen == [
+        ("/services/portal/api/profiles", "token hub-secret"),
+        ("/services/portal/api/environments", "token hub-secret"),
+    ]
 
 
 async def test_when_the_portal_goes_away_the_last_answer_is_used_and_logged(
     portal: HTTPServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     source = source_for(portal)
-    first = await source.profiles()
+    first = await source.offer()
     portal.shutdown()
     portal.server_close()
     with caplog.at_level(logging.WARNING):
-        again = await source.profiles()
+        again = await source.offer()
     assert again == first
     assert "Portal not answering" in caplog.text
     assert "using the profiles it gave at" in caplog.text
@@ -93,10 +113,21 @@ async def test_without_any_answer_the_configured_profiles_are_used(
         url="http://127.0.0.1:9/services/portal", token="t", fallback=lambda: CONFIGURED
     )
     with caplog.at_level(logging.WARNING):
-        assert await source.profiles() == CONFIGURED
+        offer = await source.offer()
+    assert (offer.profiles, offer.environments) == (CONFIGURED, [])
     assert "using the configured profiles" in caplog.text
 
 
 async def test_a_profile_the_spawner_would_refuse_is_not_taken(portal: HTTPServer) -> None:
-    _Portal.answer = json.dumps([{**RECORD, "sbatch_options": {"wrap": "id"}}]).encode()
-    assert await source_for(portal).profiles() == CONFIGURED
+    _Portal.answers["profiles"] = json.dumps(
+        [{**RECORD, "sbatch_options": {"wrap": "id"}}]
+    ).encode()
+    assert (await source_for(portal).offer()).profiles == CONFIGURED
+
+
+async def test_an_environment_that_would_reach_bash_unchecked_is_not_taken(
+    portal: HTTPServer,
+) -> None:
+    bad = {**ENVIRONMENT, "modules": ["tools; rm -rf ~"]}
+    _Portal.answers["environments"] = json.dumps([bad]).encode()
+    assert (await source_for(portal).offer()).environments == []

@@ -98,3 +98,20 @@ except ValidationError:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "validated"
+
+
+def test_python_dash_m_runs_jupyterhub_singleuser_in_process(fake_hub: str) -> None:
+    # The job runs `python -m spawner.singleuser jupyterhub-singleuser ...` (the Python of the
+    # chosen environment); --version stands in for a real start.
+    env = dict(os.environ, JUPYTERHUB_API_URL=fake_hub, JUPYTERHUB_API_TOKEN="tok")
+    result = subprocess.run(
+        [sys.executable, "-m", "spawner.singleuser", "jupyterhub-singleuser", "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    import jupyterhub
+
+    assert result.stdout.strip() == jupyterhub.__version__
+    assert json.loads(_Recorder.seen[0][2])["port"] > 0

@@ -1,0 +1,68 @@
+"""Saving software environments: the rule of each kind, and profiles that exist."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy.orm import Session
+
+from portal import crud
+from portal.models import Environment
+from portal.profile_rules import Problem
+from portal.profile_service import RuleViolation
+from portal.schemas import EnvironmentCreate, EnvironmentUpdate
+from spawner.core.environments import EnvironmentSpecError, check_environment_fields
+
+
+def check_environment(session: Session, values: dict[str, Any]) -> list[Problem]:
+    problems: list[Problem] = []
+    try:
+        check_environment_fields(
+            kind=values["kind"],
+            prefix=values["prefix"],
+            modules=values["modules"],
+            image=values["image"],
+        )
+    except EnvironmentSpecError as error:
+        problems.append(Problem(error.field, error.message))
+    known = {profile.slug for profile in crud.list_profiles(session)}
+    unknown = sorted(set(values["profiles"]) - known)
+    if unknown:
+        problems.append(
+            Problem(
+                "profiles",
+                f"no such profile: {', '.join(unknown)}; known: {', '.join(sorted(known))}",
+            )
+        )
+    return problems
+
+
+def create(session: Session, *, data: EnvironmentCreate, actor: str) -> Environment:
+    values = data.model_dump()
+    values["profiles"] = sorted(set(values["profiles"]))
+    problems = check_environment(session, values)
+    if problems:
+        raise RuleViolation(problems)
+    return crud.create_environment(session, values=values, actor=actor)
+
+
+def update(
+    session: Session, *, environment: Environment, data: EnvironmentUpdate, actor: str
+) -> Environment:
+    if environment.version != data.version:
+        raise crud.VersionConflict(environment)
+    changes = data.model_dump(exclude_unset=True, exclude={"version"})
+    changes = {name: value for name, value in changes.items() if value is not None}
+    if "profiles" in changes:
+        changes["profiles"] = sorted(set(changes["profiles"]))
+    merged = {**crud.environment_values(environment), **changes}
+    problems = check_environment(session, merged)
+    if problems:
+        raise RuleViolation(problems)
+    return crud.update_environment(
+        session,
+        environment=environment,
+        changes=changes,
+        expected_version=data.version,
+        actor=actor,
+    )

@@ -1,0 +1,27 @@
+#!/bin/bash
+# JupyterLab for alice (profile gpu-1), rendered by the hub for this one spawn.
+#SBATCH --job-name=jupyterhub-alice
+#SBATCH --partition=gpu
+#SBATCH --nodes=1
+#SBATCH --ntasks=1
+#SBATCH --gres=gpu:1
+#SBATCH --cpus-per-task=8
+#SBATCH --mem=48G
+#SBATCH --time=08:00:00
+#SBATCH --output=/home/alice/.jupyterhub-logs/jupyter-%j.log
+#SBATCH --chdir=/home/alice
+#SBATCH --export=HOME,JUPYTERHUB_API_URL,PATH,USER
+
+set -eo pipefail
+# The job runs as the user, outside the hub's environment: activate the session's Python.
+source /opt/gpuportal/venv/bin/activate
+# Software environment tools (chosen on the spawn page): modules on top.
+type module >/dev/null 2>&1 || source /etc/profile.d/lmod.sh
+module load demo-tools/1.0 cuda/12.4
+# The hub's token reaches the job in a file only the user can read, not in the job's environment:
+# Slurm keeps no copy, and a hub restart can renew it while the job waits in the queue.
+JUPYTERHUB_API_TOKEN=$(cat /home/alice/.jupyterhub-logs/token-default)
+export JUPYTERHUB_API_TOKEN JPY_API_TOKEN="$JUPYTERHUB_API_TOKEN"
+rm -f /home/alice/.jupyterhub-logs/token-default
+# exec, so that scancel's SIGTERM reaches JupyterLab itself and it shuts down cleanly.
+exec /opt/gpuportal/venv/bin/python -m spawner.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab
