@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Annotated
 
-from fastapi import Depends, HTTPException, Request, status
+from fastapi import Depends, HTTPException, Request, Security, status
+from fastapi.security import APIKeyHeader
 from sqlalchemy.orm import Session
 
 from portal.cluster import PartitionCatalog
@@ -38,15 +39,27 @@ def get_catalog(request: Request) -> PartitionCatalog:
     return catalog
 
 
-def _bearer(request: Request) -> str:
-    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+# Declared as a security scheme so that the API docs (/services/portal/docs) offer an
+# "Authorize" button: paste `token <your hub API token>` there.
+authorization_header = APIKeyHeader(
+    name="Authorization",
+    scheme_name="hub token",
+    description="A JupyterHub API token: `token <token>` (from the hub's Token page).",
+    auto_error=False,
+)
+
+
+def _bearer(header: str | None) -> str:
+    scheme, _, token = (header or "").partition(" ")
     return token.strip() if scheme.lower() in ("token", "bearer") else ""
 
 
 async def get_caller(
-    request: Request, identity: Annotated[HubIdentity, Depends(get_identity)]
+    request: Request,
+    identity: Annotated[HubIdentity, Depends(get_identity)],
+    header: Annotated[str | None, Security(authorization_header)],
 ) -> Caller | None:
-    token = _bearer(request) or request.cookies.get(COOKIE_NAME, "")
+    token = _bearer(header) or request.cookies.get(COOKIE_NAME, "")
     return await identity.caller_for_token(token) if token else None
 
 

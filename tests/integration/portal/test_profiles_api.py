@@ -202,3 +202,12 @@ def test_create_then_reorder(portal: TestClient, tokens: dict[str, str]) -> None
     partial = portal.put(f"{API}/profiles-order", headers=carol, json={"slugs": ["gpu-1"]})
     assert partial.status_code == 422
     assert "name every profile once" in partial.json()["detail"]
+
+
+def test_the_api_docs_offer_a_hub_token_login(portal: TestClient) -> None:
+    assert portal.get("/services/portal/docs").status_code == 200
+    spec = portal.get("/services/portal/openapi.json").json()
+    assert "hub token" in spec["components"]["securitySchemes"]
+    assert {"/services/portal/api/profiles", "/services/portal/api/environments"} <= set(
+        spec["paths"]
+    )
