@@ -5,6 +5,7 @@ One golden script per shipped profile, and one per kind of software environment 
 
 from pathlib import Path
 
+from spawner.core.batch import LAUNCHERS, BatchJob, Container
 from spawner.core.environments import SoftwareEnvironment
 from spawner.core.profiles import default_profile_config, load_profiles
 from spawner.core.request import parse_user_options
@@ -54,3 +55,38 @@ def golden_job(slug: str, user: str = "alice", environment: str = "") -> SingleU
 def golden_path(slug: str, environment: str = "") -> Path:
     suffix = f"-{environment}" if environment else ""
     return GOLDEN_DIR / f"singleuser-{slug}{suffix}.sh"
+
+
+# Multi-node jobs: every launcher bare, in a Pyxis container and in an Apptainer image.
+CONTAINERS = {
+    "": None,
+    "pyxis": Container("pyxis", "nvcr.io#nvidia/pytorch:24.10-py3"),
+    "apptainer": Container("apptainer", "/opt/images/pytorch-24.10.sif"),
+}
+BATCH_CASES = [(launcher, container) for launcher in LAUNCHERS for container in CONTAINERS]
+
+
+def golden_batch_job(launcher: str, container: str = "", user: str = "alice") -> BatchJob:
+    return BatchJob(
+        user=user,
+        name="train-resnet",
+        launcher=launcher,
+        nodes=2,
+        gpus_per_node=2,
+        cores_per_gpu=8,
+        mem_per_gpu_gb=48,
+        runtime=2 * 3600,
+        partition="gpu",
+        script=f"/home/{user}/project/train.py",
+        args=("--epochs", "3", "--lr=0.1"),
+        workdir=f"/home/{user}/project",
+        output=f"/home/{user}/.gpuportal-jobs/%x-%j.out",
+        environment=None if container else ENVIRONMENTS["venv"],
+        container=CONTAINERS[container],
+        allowed_roots=(f"/home/{user}",),
+    )
+
+
+def golden_batch_path(launcher: str, container: str = "") -> Path:
+    suffix = f"-{container}" if container else ""
+    return GOLDEN_DIR / f"batch-{launcher}{suffix}.sh"

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-# One line per group of alike nodes of a partition: name, time limit, gres, CPUs, memory (MB).
-SINFO_FORMAT = "%R|%l|%G|%c|%m"
+# One line per group of alike nodes of a partition: name, time limit, gres, CPUs, memory (MB),
+# and how many nodes are in the group.
+SINFO_FORMAT = "%R|%l|%G|%c|%m|%D"
 
 _TIME = re.compile(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)")
 _GRES_GPU = re.compile(r"gpu(?::[^:,()]+)?:(\d+)")
@@ -23,6 +24,7 @@ class NodeShape:
     gpus: int
     cores: int
     mem_mb: int
+    count: int = 1
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,18 @@ class Partition:
     @property
     def max_gpus_per_node(self) -> int:
         return max((shape.gpus for shape in self.shapes), default=0)
+
+    @property
+    def node_count(self) -> int:
+        return sum(shape.count for shape in self.shapes)
+
+    def nodes_with(self, *, gpus: int, cores: int, mem_mb: int) -> int:
+        """How many nodes of the partition each have all of this at once."""
+        return sum(
+            shape.count
+            for shape in self.shapes
+            if shape.gpus >= gpus and shape.cores >= cores and shape.mem_mb >= mem_mb
+        )
 
     def fits_one_node(self, *, gpus: int, cores: int, mem_mb: int) -> bool:
         """Whether some node of the partition has all of this at once."""
@@ -68,15 +82,16 @@ def parse_sinfo(text: str) -> dict[str, Partition]:
         if not line.strip():
             continue
         fields = line.strip().split("|")
-        if len(fields) != 5:
-            raise SinfoFormatError(f"expected 5 fields in sinfo line {line!r}")
-        name, limit, gres, cpus, mem = fields
+        if len(fields) != 6:
+            raise SinfoFormatError(f"expected 6 fields in sinfo line {line!r}")
+        name, limit, gres, cpus, mem, count = fields
         try:
             max_time = parse_slurm_time(limit)
             shape = NodeShape(
                 gpus=gpus_in_gres(gres),
                 cores=int(cpus.rstrip("+")),
                 mem_mb=int(mem.rstrip("+")),
+                count=int(count),
             )
         except ValueError as error:
             raise SinfoFormatError(f"sinfo line {line!r}: {error}") from None

@@ -152,7 +152,8 @@ def singleuser_command(
     return [python, "-m", "spawner.singleuser", "jupyterhub-singleuser", *args]
 
 
-def _environment(templates_dir: Path) -> jinja2.Environment:
+def template_environment(templates_dir: Path = TEMPLATES_DIR) -> jinja2.Environment:
+    """The Jinja environment every sbatch script is rendered with (shell_quote, strict)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
         undefined=jinja2.StrictUndefined,
@@ -167,7 +168,7 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
 
 def render_singleuser_script(job: SingleUserJob, *, templates_dir: Path = TEMPLATES_DIR) -> str:
     """The sbatch script for one JupyterLab job."""
-    template = _environment(templates_dir).get_template("sbatch/singleuser.sh.j2")
+    template = template_environment(templates_dir).get_template("sbatch/singleuser.sh.j2")
     return template.render(
         user=job.user,
         profile=job.profile,

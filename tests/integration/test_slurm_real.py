@@ -8,7 +8,7 @@ import pytest
 
 from spawner.core.jobs import Phase
 from spawner.core.slurm import SlurmClient, SlurmError
-from tests.golden_jobs import GOLDEN_CASES, golden_path
+from tests.golden_jobs import BATCH_CASES, GOLDEN_CASES, golden_batch_path, golden_path
 from tests.integration.conftest import cancel_user_jobs
 
 pytestmark = pytest.mark.integration
@@ -26,6 +26,17 @@ def test_golden_script_is_accepted_by_sbatch_test_only(cluster, slug, environmen
         SlurmClient().submit(script, user="alice", env=job_env("alice"), test_only=True)
     )
     assert "to start at" in verdict and "partition gpu" in verdict, verdict
+
+
+@pytest.mark.parametrize(("launcher", "container"), BATCH_CASES)
+def test_golden_batch_script_is_accepted_by_sbatch_test_only(cluster, launcher, container):
+    # Pyxis's --container-* flags are srun options in the script body; with no Pyxis plugin
+    # on the local cluster only the resources are checked here.
+    script = golden_batch_path(launcher, container).read_text()
+    verdict = asyncio.run(
+        SlurmClient().submit(script, user="alice", env=job_env("alice"), test_only=True)
+    )
+    assert "to start at" in verdict and "gpu[01-02]" in verdict, verdict
 
 
 def test_submit_query_cancel_round_trip(cluster):

@@ -47,14 +47,17 @@ def test_gpus_in_gres_counts_every_gpu_type(gres: str, gpus: int) -> None:
 
 def test_parse_sinfo_keeps_each_node_shape_of_a_partition() -> None:
     text = (
-        "gpu|1-00:00:00|gpu:4|32|200000\n"
-        "gpu|1-00:00:00|gpu:8|64+|500000\n"
-        "cpu|infinite|(null)|128|256000\n"
+        "gpu|1-00:00:00|gpu:4|32|200000|6\n"
+        "gpu|1-00:00:00|gpu:8|64+|500000|2\n"
+        "cpu|infinite|(null)|128|256000|10\n"
     )
     partitions = parse_sinfo(text)
     gpu = partitions["gpu"]
     assert gpu.max_time == 86400
-    assert gpu.shapes == (NodeShape(4, 32, 200000), NodeShape(8, 64, 500000))
+    assert gpu.shapes == (NodeShape(4, 32, 200000, 6), NodeShape(8, 64, 500000, 2))
+    assert gpu.node_count == 8
+    assert gpu.nodes_with(gpus=4, cores=32, mem_mb=1) == 8
+    assert gpu.nodes_with(gpus=5, cores=1, mem_mb=1) == 2
     assert gpu.max_gpus_per_node == 8
     assert gpu.fits_one_node(gpus=8, cores=64, mem_mb=400000)
     # 8 GPUs and 100 cores exist in the partition, but not on one node.
@@ -64,7 +67,7 @@ def test_parse_sinfo_keeps_each_node_shape_of_a_partition() -> None:
 
 
 def test_parse_sinfo_names_the_line_it_cannot_read() -> None:
-    with pytest.raises(SinfoFormatError, match="expected 5 fields"):
+    with pytest.raises(SinfoFormatError, match="expected 6 fields"):
         parse_sinfo("gpu|1-00:00:00\n")
-    with pytest.raises(SinfoFormatError, match=re.escape("sinfo line 'gpu|soon|gpu:4|32|1'")):
-        parse_sinfo("gpu|soon|gpu:4|32|1")
+    with pytest.raises(SinfoFormatError, match=re.escape("sinfo line 'gpu|soon|gpu:4|32|1|1'")):
+        parse_sinfo("gpu|soon|gpu:4|32|1|1")

@@ -1,0 +1,197 @@
+"""Multi-node training jobs: a checked request, and its sbatch script for one launcher.
+
+Each launcher has its own template under templates/sbatch/launchers/, all extending
+templates/sbatch/batch_job.sh.j2, rendered with the same Jinja environment as the single-user
+script. Every value is checked here before it can reach a template.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from spawner.core.environments import (
+    EnvironmentSpecError,
+    SoftwareEnvironment,
+    check_environment_fields,
+)
+from spawner.core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
+from spawner.core.runtime import format_runtime
+from spawner.core.sbatch import (
+    ARG_RE,
+    PATH_RE,
+    TEMPLATES_DIR,
+    USERNAME_RE,
+    ScriptError,
+    template_environment,
+)
+
+LAUNCHERS = ("torchrun", "deepspeed", "horovod", "mpi", "srun")
+# Launchers that start one task per node (they fan out to the GPUs themselves); the others run
+# one task per GPU.
+ONE_TASK_PER_NODE = frozenset({"torchrun", "deepspeed", "horovod", "srun"})
+JOB_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+# Pyxis (enroot) image references, e.g. nvcr.io#nvidia/pytorch:24.10-py3 or docker://ubuntu:22.04.
+PYXIS_IMAGE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/:@#-]{0,250}|/[A-Za-z0-9_.+/-]{1,250}")
+APPTAINER_IMAGE_RE = re.compile(r"(?:/|docker://|oras://|library://)[A-Za-z0-9_.+/:@-]{1,250}")
+CONTAINER_KINDS = ("pyxis", "apptainer")
+
+
+class BatchJobError(ValueError):
+    """A job request that breaks a rule of one field; nothing is submitted."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Container:
+    kind: str  # pyxis or apptainer
+    image: str
+
+    def __post_init__(self) -> None:
+        if self.kind not in CONTAINER_KINDS:
+            raise BatchJobError("container", f"kind must be pyxis or apptainer, not {self.kind!r}")
+        rule = PYXIS_IMAGE_RE if self.kind == "pyxis" else APPTAINER_IMAGE_RE
+        if not rule.fullmatch(self.image):
+            raise BatchJobError(
+                "container",
+                "image must be a registry reference such as nvcr.io#nvidia/pytorch:24.10-py3"
+                if self.kind == "pyxis"
+                else "image must be an absolute .sif path or a docker:// reference",
+            )
+
+
+def check_user_path(path: str, *, roots: Sequence[str], what: str) -> str:
+    """An absolute path inside one of the user's own areas (home, project space), normalised.
+
+    `..` is refused outright rather than resolved: a path that needs it is not one a user types
+    for their own file, and refusing keeps symlink games out of the rule.
+    """
+    if not path.startswith("/") or not PATH_RE.fullmatch(path) or "%" in path:
+        raise BatchJobError(what, "must be an absolute path of letters, digits and _ . / -")
+    if ".." in path.split("/"):
+        raise BatchJobError(what, "must not contain '..'")
+    normal = posixpath.normpath(path)
+    for root in roots:
+        root = posixpath.normpath(root)
+        if normal == root or normal.startswith(root + "/"):
+            return normal
+    raise BatchJobError(what, f"must be inside your own areas: {', '.join(roots)}")
+
+
+@dataclass(frozen=True)
+class BatchJob:
+    """A checked multi-node job: who, what to run, with which launcher, on what resources."""
+
+    user: str
+    name: str
+    launcher: str
+    nodes: int
+    gpus_per_node: int
+    cores_per_gpu: int
+    mem_per_gpu_gb: int
+    runtime: int
+    partition: str
+    script: str
+    args: tuple[str, ...]
+    workdir: str
+    output: str
+    environment: SoftwareEnvironment | None = None
+    container: Container | None = None
+    extra_options: tuple[tuple[str, str], ...] = ()
+    modules_init: str = "/etc/profile.d/lmod.sh"
+    rendezvous_port_base: int = 29500
+    allowed_roots: tuple[str, ...] = field(default=(), compare=False)
+
+    def __post_init__(self) -> None:
+        if not USERNAME_RE.fullmatch(self.user):
+            raise BatchJobError("user", f"{self.user!r} is not a user name")
+        if not JOB_NAME_RE.fullmatch(self.name):
+            raise BatchJobError(
+                "name", "must be 1-64 letters, digits and _ . - (starting with a letter or digit)"
+            )
+        if self.launcher not in LAUNCHERS:
+            raise BatchJobError("launcher", f"must be one of {', '.join(LAUNCHERS)}")
+        for number, what in (
+            (self.nodes, "nodes"),
+            (self.gpus_per_node, "gpus_per_node"),
+            (self.cores_per_gpu, "cores_per_gpu"),
+            (self.mem_per_gpu_gb, "mem_per_gpu_gb"),
+        ):
+            if number < 1:
+                raise BatchJobError(what, "must be at least 1")
+        if self.runtime < 60:
+            raise BatchJobError("runtime", "must be at least 00:01:00")
+        if not SLURM_NAME_RE.fullmatch(self.partition):
+            raise BatchJobError("partition", "must be a Slurm name: letters, digits and _ . -")
+        roots = self.allowed_roots
+        check_user_path(self.script, roots=roots, what="script")
+        check_user_path(self.workdir, roots=roots, what="workdir")
+        if not PATH_RE.fullmatch(self.output):
+            raise BatchJobError("output", "is not a safe path")
+        for arg in self.args:
+            if not ARG_RE.fullmatch(arg) or len(arg) > 1000:
+                raise BatchJobError("args", "each argument must be one line of printable text")
+        if self.environment is not None:
+            if self.environment.kind == "container":
+                raise BatchJobError("environment", "a container goes in `container`")
+            try:
+                check_environment_fields(
+                    kind=self.environment.kind,
+                    prefix=self.environment.prefix,
+                    modules=self.environment.modules,
+                    image=self.environment.image,
+                )
+            except EnvironmentSpecError as error:
+                raise BatchJobError("environment", str(error)) from None
+        for option, value in self.extra_options:
+            try:
+                check_sbatch_option(option, value, where="extra option")
+            except ProfileError as error:
+                raise BatchJobError("extra_options", str(error)) from None
+        if not PATH_RE.fullmatch(self.modules_init):
+            raise BatchJobError("modules_init", "is not a safe path")
+
+    @property
+    def tasks_per_node(self) -> int:
+        return 1 if self.launcher in ONE_TASK_PER_NODE else self.gpus_per_node
+
+    @property
+    def cpus_per_task(self) -> int:
+        return self.gpus_per_node * self.cores_per_gpu // self.tasks_per_node
+
+    @property
+    def program(self) -> list[str]:
+        """What each worker runs: a Python script with `python`, anything else as is."""
+        base = ["python", self.script] if self.script.endswith(".py") else [self.script]
+        return [*base, *self.args]
+
+
+def render_batch_script(job: BatchJob, *, templates_dir: Path = TEMPLATES_DIR) -> str:
+    """The sbatch script of a multi-node job, from its launcher's template."""
+    try:
+        template = template_environment(templates_dir).get_template(
+            f"sbatch/launchers/{job.launcher}.sh.j2"
+        )
+    except Exception as error:  # a missing template is a deployment bug: say which
+        raise ScriptError(f"no template for launcher {job.launcher}: {error}") from None
+    quoted_program = shlex.join(job.program)
+    return template.render(
+        job=job,
+        time=format_runtime(job.runtime),
+        mem_gb=job.gpus_per_node * job.mem_per_gpu_gb,
+        program=quoted_program,
+        script=shlex.quote(job.script),
+        args=shlex.join(job.args),
+        environment=job.environment,
+        container=job.container,
+        modules_init=job.modules_init,
+        extra_options=job.extra_options,
+    )

@@ -1,0 +1,81 @@
+import dataclasses
+import os
+import re
+
+import pytest
+
+from spawner.core.batch import BatchJobError, Container, check_user_path, render_batch_script
+from tests.golden_jobs import BATCH_CASES, golden_batch_job, golden_batch_path
+
+
+@pytest.mark.parametrize(("launcher", "container"), BATCH_CASES)
+def test_rendered_batch_script_matches_golden(launcher: str, container: str) -> None:
+    script = render_batch_script(golden_batch_job(launcher, container))
+    path = golden_batch_path(launcher, container)
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(script)
+    assert script == path.read_text(), f"{path} differs; UPDATE_GOLDEN=1 pytest rewrites it"
+
+
+def test_torchrun_runs_one_agent_per_node_with_a_worker_per_gpu() -> None:
+    script = render_batch_script(golden_batch_job("torchrun"))
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:2\n" in script
+    assert "#SBATCH --cpus-per-task=16\n#SBATCH --mem=96G\n" in script
+    assert "--nnodes=2 --nproc-per-node=2" in script
+    assert '--rdzv-backend=c10d --rdzv-endpoint="$head_node:$rdzv_port"' in script
+    assert "source /opt/gpuportal/envs/analysis/bin/activate" in script
+
+
+def test_mpi_runs_one_rank_per_gpu() -> None:
+    script = render_batch_script(golden_batch_job("mpi"))
+    assert "#SBATCH --ntasks-per-node=2\n" in script
+    assert "#SBATCH --cpus-per-task=8\n" in script
+    assert script.rstrip().endswith(
+        "srun --kill-on-bad-exit=1 python /home/alice/project/train.py --epochs 3 --lr=0.1"
+    )
+
+
+def test_arguments_are_quoted_for_the_shell() -> None:
+    job = dataclasses.replace(golden_batch_job("srun"), args=("$(id)", "a b", "x;y"))
+    assert "train.py '$(id)' 'a b' 'x;y'" in render_batch_script(job)
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "rule"),
+    [
+        ({"nodes": 0}, "nodes", "at least 1"),
+        ({"gpus_per_node": 0}, "gpus_per_node", "at least 1"),
+        ({"name": "train\n#SBATCH --uid=0"}, "name", "1-64 letters"),
+        (
+            {"launcher": "pdsh"},
+            "launcher",
+            "must be one of torchrun, deepspeed, horovod, mpi, srun",
+        ),
+        ({"script": "/home/bob/train.py"}, "script", "inside your own areas: /home/alice"),
+        ({"script": "/home/alice/../bob/train.py"}, "script", "must not contain '..'"),
+        ({"script": "train.py"}, "script", "absolute path"),
+        ({"workdir": "/etc"}, "workdir", "inside your own areas"),
+        ({"args": ("ok", "two\nlines")}, "args", "one line"),
+        ({"runtime": 10}, "runtime", "at least 00:01:00"),
+    ],
+)
+def test_bad_values_name_their_field(change: dict[str, object], field: str, rule: str) -> None:
+    with pytest.raises(BatchJobError, match=re.escape(rule)) as caught:
+        dataclasses.replace(golden_batch_job("torchrun"), **change)
+    assert caught.value.field == field
+
+
+def test_container_images_are_checked() -> None:
+    with pytest.raises(BatchJobError, match="registry reference"):
+        Container("pyxis", "nvcr.io#x; rm -rf ~")
+    with pytest.raises(BatchJobError, match="docker://"):
+        Container("apptainer", "ubuntu")
+
+
+def test_project_areas_count_as_the_users_own() -> None:
+    roots = ("/home/alice", "/projects")
+    assert check_user_path("/projects/vision/train.py", roots=roots, what="script") == (
+        "/projects/vision/train.py"
+    )
+    with pytest.raises(BatchJobError):
+        check_user_path("/projectsX/train.py", roots=roots, what="script")
