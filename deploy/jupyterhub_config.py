@@ -88,6 +88,13 @@ seed_environments = [
         "description": "A venv of its own, layered on the session's",
     },
     {
+        "slug": "torch",
+        "title": "PyTorch",
+        "kind": "venv",
+        "prefix": "/opt/gpuportal/envs/torch",
+        "description": "PyTorch 2.13, layered on the session's venv",
+    },
+    {
         "slug": "demo-tools",
         "title": "Demo tools module",
         "kind": "modules",

@@ -15,18 +15,21 @@ from portal.cluster import ClusterUnavailable, PartitionCatalog
 from portal.crud import SlugTaken, VersionConflict
 from portal.deps import LoginRequired, PageForbidden
 from portal.identity import STATE_COOKIE_NAME, HubIdentity
+from portal.job_service import IdempotencyMismatch, JobRejected, JobWatcher
 from portal.models import Profile
 from portal.profile_service import RuleViolation
 from portal.routers import (
     admin_pages,
     environment_pages,
     environments_api,
+    jobs_api,
     oauth,
     profiles_api,
 )
 from portal.schemas import EnvironmentCreate
 from portal.settings import PortalSettings
 from spawner.core.sbatch import TEMPLATES_DIR
+from spawner.core.slurm import SlurmClient, SlurmUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -63,15 +66,16 @@ def create_app(
     app.state.settings = settings
     app.state.database = db.Database(settings.database_url)
     app.state.identity = identity or HubIdentity(settings)
-    app.state.catalog = catalog or PartitionCatalog.from_slurm(
-        bin_dir=settings.slurm_bin_dir,
-        timeout=settings.slurm_timeout,
-        max_age=settings.cluster_cache_seconds,
+    app.state.slurm = SlurmClient(bin_dir=settings.slurm_bin_dir, timeout=settings.slurm_timeout)
+    app.state.catalog = catalog or PartitionCatalog(
+        app.state.slurm.partitions, max_age=settings.cluster_cache_seconds
     )
+    app.state.watcher = JobWatcher(app.state.slurm)
     app.state.templates = Jinja2Templates(directory=str(TEMPLATES_DIR / "portal"))
     for router in (
         profiles_api.router,
         environments_api.router,
+        jobs_api.router,
         admin_pages.router,
         environment_pages.router,
         oauth.router,
@@ -85,7 +89,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RuleViolation)
     async def _rules(_request: Request, error: RuleViolation) -> Response:
         detail = [
-            {"loc": ["body", p.field], "msg": p.message, "type": "profile_rule"}
+            {"loc": ["body", p.field], "msg": p.message, "type": "rule"}
             for p in error.problems
         ]
         return JSONResponse({"detail": detail}, status.HTTP_422_UNPROCESSABLE_CONTENT)
@@ -117,6 +121,26 @@ def _add_error_handlers(app: FastAPI) -> None:
     async def _cluster(_request: Request, error: ClusterUnavailable) -> Response:
         return JSONResponse(
             {"detail": f"Cannot check the profile against the cluster now ({error}); try again."},
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
+
+    @app.exception_handler(JobRejected)
+    async def _rejected(_request: Request, error: JobRejected) -> Response:
+        return JSONResponse(
+            {"detail": f"Slurm refused the job: {error}"}, status.HTTP_400_BAD_REQUEST
+        )
+
+    @app.exception_handler(IdempotencyMismatch)
+    async def _key_reused(_request: Request, error: IdempotencyMismatch) -> Response:
+        return JSONResponse(
+            {"detail": f"Idempotency-Key {error} was used for a different request; use a new key."},
+            status.HTTP_409_CONFLICT,
+        )
+
+    @app.exception_handler(SlurmUnavailable)
+    async def _slurm_down(_request: Request, error: SlurmUnavailable) -> Response:
+        return JSONResponse(
+            {"detail": f"Slurm is not answering ({error.message}); nothing was submitted. Retry."},
             status.HTTP_503_SERVICE_UNAVAILABLE,
         )
 

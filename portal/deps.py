@@ -11,6 +11,9 @@ from sqlalchemy.orm import Session
 
 from portal.cluster import PartitionCatalog
 from portal.identity import COOKIE_NAME, Caller, HubIdentity
+from portal.job_service import JobWatcher
+from portal.settings import PortalSettings
+from spawner.core.slurm import SlurmClient
 
 
 class LoginRequired(Exception):
@@ -32,6 +35,21 @@ def get_session(request: Request) -> Iterator[Session]:
 def get_identity(request: Request) -> HubIdentity:
     identity: HubIdentity = request.app.state.identity
     return identity
+
+
+def get_slurm(request: Request) -> SlurmClient:
+    slurm: SlurmClient = request.app.state.slurm
+    return slurm
+
+
+def get_watcher(request: Request) -> JobWatcher:
+    watcher: JobWatcher = request.app.state.watcher
+    return watcher
+
+
+def get_settings(request: Request) -> PortalSettings:
+    settings: PortalSettings = request.app.state.settings
+    return settings
 
 
 def get_catalog(request: Request) -> PartitionCatalog:
@@ -66,6 +84,9 @@ async def get_caller(
 SessionDep = Annotated[Session, Depends(get_session)]
 IdentityDep = Annotated[HubIdentity, Depends(get_identity)]
 CatalogDep = Annotated[PartitionCatalog, Depends(get_catalog)]
+SlurmDep = Annotated[SlurmClient, Depends(get_slurm)]
+WatcherDep = Annotated[JobWatcher, Depends(get_watcher)]
+SettingsDep = Annotated[PortalSettings, Depends(get_settings)]
 MaybeCaller = Annotated[Caller | None, Depends(get_caller)]
 
 
@@ -79,7 +100,24 @@ def api_caller(caller: MaybeCaller) -> Caller:
     return caller
 
 
-def api_admin(caller: Annotated[Caller, Depends(api_caller)]) -> Caller:
+def api_writer(
+    request: Request,
+    caller: Annotated[Caller, Depends(api_caller)],
+    identity: Annotated[HubIdentity, Depends(get_identity)],
+) -> Caller:
+    """A caller allowed to change things. A browser (cookie, no Authorization header) must also
+    send the page's X-CSRF-Token, so another site cannot make its browser post here."""
+    if not request.headers.get("authorization"):
+        expected = identity.csrf_token(request.cookies.get(COOKIE_NAME, ""))
+        if request.headers.get("x-csrf-token", "") != expected:
+            raise HTTPException(
+                status.HTTP_403_FORBIDDEN,
+                "Send a hub token in the Authorization header (or use the portal's pages).",
+            )
+    return caller
+
+
+def api_admin(caller: Annotated[Caller, Depends(api_writer)]) -> Caller:
     if not caller.is_admin:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Only admins may change profiles.")
     return caller
@@ -98,6 +136,7 @@ def page_admin(caller: Annotated[Caller, Depends(page_caller)]) -> Caller:
 
 
 ApiCaller = Annotated[Caller, Depends(api_caller)]
+ApiWriter = Annotated[Caller, Depends(api_writer)]
 ApiAdmin = Annotated[Caller, Depends(api_admin)]
 PageCaller = Annotated[Caller, Depends(page_caller)]
 PageAdmin = Annotated[Caller, Depends(page_admin)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, DateTime, Integer, String, Text
+from sqlalchemy import JSON, DateTime, Integer, String, Text, UniqueConstraint
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -81,3 +81,32 @@ class Environment(Base):
     updated_by: Mapped[str] = mapped_column(String(100), default="")
 
     __mapper_args__ = {"version_id_col": version}  # noqa: RUF012 (SQLAlchemy reads it as is)
+
+
+class JobRecord(Base):
+    """A multi-node job submitted through the portal: who, what script, when, its Slurm id."""
+
+    __tablename__ = "jobs"
+    __table_args__ = (
+        # A retried POST with the same key finds the first submission instead of a second job.
+        UniqueConstraint("user", "idempotency_key", name="uq_jobs_user_idempotency_key"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user: Mapped[str] = mapped_column(String(64), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    launcher: Mapped[str] = mapped_column(String(20))
+    request: Mapped[dict[str, Any]] = mapped_column(default=dict)  # the checked submission
+    script: Mapped[str] = mapped_column(Text)
+    output: Mapped[str] = mapped_column(String(300))  # with %x/%j already filled in
+    idempotency_key: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    slurm_job_id: Mapped[str] = mapped_column(String(20), default="", index=True)
+    # The last state seen from Slurm; kept after Slurm forgets the job.
+    state: Mapped[str] = mapped_column(String(30), default="SUBMITTING")
+    reason: Mapped[str] = mapped_column(String(100), default="")
+    nodes: Mapped[str] = mapped_column(String(200), default="")
+    exit_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    submitted_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    started_at: Mapped[str] = mapped_column(String(30), default="")
+    ended_at: Mapped[str] = mapped_column(String(30), default="")
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

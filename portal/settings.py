@@ -27,6 +27,15 @@ class PortalSettings(BaseSettings):
         description="Software environments stored on first start, as JSON, e.g. "
         '[{"slug": "analysis", "title": "Analysis", "kind": "venv", "prefix": "/opt/envs/a"}]',
     )
+    project_roots: list[str] = Field(
+        default=["/projects"],
+        description="Shared project areas where job scripts may live, besides users' homes.",
+    )
+    job_output_dir: str = Field(
+        "{home}/.gpuportal-jobs", description="Where job output goes, created as the user."
+    )
+    cores_per_gpu: int = Field(8, description="The per-GPU rule for multi-node jobs: cores.")
+    mem_per_gpu_gb: int = Field(48, description="The per-GPU rule for multi-node jobs: GB.")
     default_partition: str = Field("gpu", description="Partition of the seeded profiles.")
     slurm_bin_dir: str = Field("", description="Directory of sinfo, e.g. /usr/bin; empty: PATH.")
     slurm_timeout: float = Field(10.0, description="Seconds before sinfo is given up.")

@@ -62,6 +62,15 @@ PENDING_REASONS = {
 }
 
 
+def phase_of(state: str) -> Phase:
+    """What a Slurm state means; states not listed are terminal (COMPLETED, FAILED, ...)."""
+    return _PHASES.get(state, Phase.ENDED)
+
+
+def describe_reason(reason: str) -> str:
+    return PENDING_REASONS.get(reason, f"Slurm says: {reason}")
+
+
 @dataclass(frozen=True)
 class JobInfo:
     """One job as squeue reports it."""
@@ -75,11 +84,11 @@ class JobInfo:
 
     @property
     def phase(self) -> Phase:
-        return _PHASES.get(self.state, Phase.ENDED)
+        return phase_of(self.state)
 
     def waiting_message(self) -> str:
         """Why a queued job waits, and when Slurm expects it to start if it knows."""
-        why = PENDING_REASONS.get(self.reason, f"Slurm says: {self.reason}")
+        why = describe_reason(self.reason)
         message = f"Job {self.job_id} is queued: {why}."
         if self.start and self.start not in ("N/A", "Unknown"):
             message += f" Expected start: {self.start.replace('T', ' ')}."
@@ -117,3 +126,60 @@ def parse_squeue(output: str) -> dict[str, JobInfo]:
         host = "" if host in ("n/a", "(null)", "None assigned") else host
         jobs[job_id] = JobInfo(job_id, state, reason, host, start, user)
     return jobs
+
+
+@dataclass(frozen=True)
+class JobDetail:
+    """One job as `scontrol show job -o` tells it: enough for a job page."""
+
+    job_id: str
+    user: str
+    state: str
+    reason: str
+    exit_code: int | None  # the batch script's, once the job ended
+    signal: int | None
+    nodes: str
+    submit_time: str
+    start_time: str
+    end_time: str
+
+    @property
+    def phase(self) -> Phase:
+        return phase_of(self.state)
+
+
+def _time_or_blank(value: str) -> str:
+    return "" if value in ("", "Unknown", "None", "N/A") else value
+
+
+def parse_scontrol_job(text: str) -> JobDetail | None:
+    """The job in `scontrol show job -o ID` output; None if it printed none."""
+    line = next((line for line in text.splitlines() if line.startswith("JobId=")), "")
+    if not line:
+        return None
+    # Key=Value pairs separated by spaces; the few values with spaces (Command=, Comment=) are
+    # not needed, and the keys read here never contain them.
+    fields: dict[str, str] = {}
+    for token in line.split(" "):
+        key, sep, value = token.partition("=")
+        if sep and key not in fields:
+            fields[key] = value
+    exit_code: int | None = None
+    signal: int | None = None
+    code, _, sig = fields.get("ExitCode", "").partition(":")
+    state = fields.get("JobState", "UNKNOWN")
+    if code.isdigit() and phase_of(state) is Phase.ENDED:
+        exit_code = int(code)
+        signal = int(sig) if sig.isdigit() else None
+    return JobDetail(
+        job_id=fields["JobId"],
+        user=fields.get("UserId", "").split("(", 1)[0],
+        state=state,
+        reason=fields.get("Reason", "None"),
+        exit_code=exit_code,
+        signal=signal,
+        nodes=_time_or_blank(fields.get("NodeList", "")).replace("(null)", ""),
+        submit_time=_time_or_blank(fields.get("SubmitTime", "")),
+        start_time=_time_or_blank(fields.get("StartTime", "")),
+        end_time=_time_or_blank(fields.get("EndTime", "")),
+    )

@@ -7,7 +7,14 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from spawner.core.jobs import SQUEUE_FORMAT, JobInfo, parse_sbatch_parsable, parse_squeue
+from spawner.core.jobs import (
+    SQUEUE_FORMAT,
+    JobDetail,
+    JobInfo,
+    parse_sbatch_parsable,
+    parse_scontrol_job,
+    parse_squeue,
+)
 from spawner.core.partitions import SINFO_FORMAT, Partition, parse_sinfo
 
 log = logging.getLogger(__name__)
@@ -137,6 +144,16 @@ class SlurmClient:
                 return {}
             _raise_for(argv, result)
         return parse_squeue(result.stdout)
+
+    async def job_detail(self, job_id: str) -> JobDetail | None:
+        """What scontrol knows of one job (until Slurm forgets it, MinJobAge after it ends)."""
+        argv = [self._bin + "scontrol", "show", "job", "--oneliner", job_id]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            if any(marker in result.stderr for marker in _GONE_MARKERS):
+                return None
+            _raise_for(argv, result)
+        return parse_scontrol_job(result.stdout)
 
     async def partitions(self) -> dict[str, Partition]:
         """Every partition's time limit and node shapes (one sinfo)."""

@@ -1,6 +1,12 @@
 import pytest
 
-from spawner.core.jobs import ParseError, Phase, parse_sbatch_parsable, parse_squeue
+from spawner.core.jobs import (
+    ParseError,
+    Phase,
+    parse_sbatch_parsable,
+    parse_scontrol_job,
+    parse_squeue,
+)
 
 SQUEUE = """\
 4|RUNNING|None|gpu01|2026-11-22T10:13:58|alice
@@ -54,3 +60,28 @@ def test_sbatch_parsable_output(output, job_id):
 def test_sbatch_garbage_is_an_error(output):
     with pytest.raises(ParseError):
         parse_sbatch_parsable(output)
+
+
+def test_scontrol_detail_of_a_failed_job() -> None:
+    text = (
+        "JobId=341 JobName=wrap UserId=alice(10001) GroupId=alice(10001) JobState=FAILED "
+        "Reason=NonZeroExitCode Dependency=(null) ExitCode=3:0 SubmitTime=2026-11-22T11:33:48 "
+        "StartTime=2026-11-22T11:33:48 EndTime=2026-11-22T11:33:50 NodeList=gpu01 "
+        "Command=(null) WorkDir=/home/alice\n"
+    )
+    detail = parse_scontrol_job(text)
+    assert detail is not None
+    assert (detail.job_id, detail.user, detail.state) == ("341", "alice", "FAILED")
+    assert (detail.exit_code, detail.signal, detail.nodes) == (3, 0, "gpu01")
+    assert detail.end_time == "2026-11-22T11:33:50"
+
+
+def test_scontrol_detail_of_a_pending_job_has_no_exit_code_yet() -> None:
+    text = (
+        "JobId=12 UserId=bob(10002) JobState=PENDING Reason=Resources ExitCode=0:0 "
+        "SubmitTime=2026-11-22T11:00:00 StartTime=Unknown EndTime=Unknown NodeList=(null)\n"
+    )
+    detail = parse_scontrol_job(text)
+    assert detail is not None
+    assert (detail.exit_code, detail.start_time, detail.nodes) == (None, "", "")
+    assert parse_scontrol_job("") is None

@@ -1,0 +1,308 @@
+"""Multi-node jobs: check, render, submit as the user, and follow them in Slurm.
+
+Submission runs `sbatch` as the requesting user (sudo -u USER, argv, no shell), never as the
+portal's own account. The record is written before sbatch runs, so a retried request with the
+same idempotency key finds it instead of submitting a second job.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import pwd
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from portal.cluster import PartitionCatalog
+from portal.job_schemas import JobCreate
+from portal.models import JobRecord, utcnow
+from portal.profile_rules import Problem
+from portal.profile_service import RuleViolation
+from portal.settings import PortalSettings
+from spawner.core.batch import BatchJob, BatchJobError, Container, render_batch_script
+from spawner.core.environments import EnvironmentSpecError, SoftwareEnvironment
+from spawner.core.jobs import JobDetail, Phase, phase_of
+from spawner.core.runtime import format_runtime, parse_runtime
+from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+
+log = logging.getLogger(__name__)
+
+# States after which nothing changes any more (ENDED: Slurm forgot the job before we saw it end).
+TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
+            "PREEMPTED", "BOOT_FAIL", "DEADLINE", "ENDED", "REJECTED"}  # fmt: skip
+
+
+class JobRejected(Exception):
+    """Slurm refused the job; the message is Slurm's own."""
+
+
+class IdempotencyMismatch(Exception):
+    """The key was used before for a different request."""
+
+
+@dataclass(frozen=True)
+class Submitted:
+    record: JobRecord
+    created: bool
+
+
+def _home(user: str) -> str:
+    return pwd.getpwnam(user).pw_dir
+
+
+def build_job(data: JobCreate, *, user: str, home: str, settings: PortalSettings) -> BatchJob:
+    """The checked core job for a request; BatchJobError names the field that is wrong."""
+    environment = None
+    if data.environment is not None:
+        try:
+            environment = SoftwareEnvironment(
+                slug="job",
+                title="job",
+                kind=data.environment.kind,
+                prefix=data.environment.prefix,
+                modules=tuple(data.environment.modules),
+            )
+        except EnvironmentSpecError as error:
+            raise BatchJobError("environment", error.message) from None
+    container = Container(data.container.kind, data.container.image) if data.container else None
+    script = data.script
+    workdir = data.workdir or script.rsplit("/", 1)[0] or "/"
+    return BatchJob(
+        user=user,
+        name=data.name,
+        launcher=data.launcher,
+        nodes=data.nodes,
+        gpus_per_node=data.gpus_per_node,
+        cores_per_gpu=settings.cores_per_gpu,
+        mem_per_gpu_gb=settings.mem_per_gpu_gb,
+        runtime=parse_runtime(data.runtime),
+        partition=data.partition or settings.default_partition,
+        script=script,
+        args=tuple(data.args),
+        workdir=workdir,
+        output=settings.job_output_dir.format(home=home) + "/%x-%j.out",
+        environment=environment,
+        container=container,
+        allowed_roots=(home, *settings.project_roots),
+    )
+
+
+async def check_against_cluster(job: BatchJob, catalog: PartitionCatalog) -> list[Problem]:
+    partitions = await catalog.partitions()
+    partition = partitions.get(job.partition)
+    if partition is None:
+        known = ", ".join(sorted(partitions)) or "none"
+        return [
+            Problem("partition", f"no partition {job.partition!r} on the cluster; known: {known}")
+        ]
+    problems = []
+    if job.gpus_per_node > partition.max_gpus_per_node:
+        problems.append(
+            Problem(
+                "gpus_per_node",
+                f"the nodes of partition {job.partition} have at most "
+                f"{partition.max_gpus_per_node} GPUs",
+            )
+        )
+    else:
+        fitting = partition.nodes_with(
+            gpus=job.gpus_per_node,
+            cores=job.gpus_per_node * job.cores_per_gpu,
+            mem_mb=job.gpus_per_node * job.mem_per_gpu_gb * 1024,
+        )
+        if job.nodes > fitting:
+            problems.append(
+                Problem(
+                    "nodes",
+                    f"partition {job.partition} has {fitting} nodes that can hold "
+                    f"{job.gpus_per_node} GPUs each; asked for {job.nodes}",
+                )
+            )
+    if partition.max_time is not None and job.runtime > partition.max_time:
+        problems.append(
+            Problem(
+                "runtime",
+                f"is over partition {job.partition}'s MaxTime of "
+                f"{format_runtime(partition.max_time)}",
+            )
+        )
+    return problems
+
+
+async def prepare(
+    data: JobCreate, *, user: str, settings: PortalSettings, catalog: PartitionCatalog
+) -> tuple[BatchJob, str]:
+    """The checked job and its script; RuleViolation if anything is wrong. Submits nothing."""
+    home = await asyncio.to_thread(_home, user)
+    try:
+        job = build_job(data, user=user, home=home, settings=settings)
+    except BatchJobError as error:
+        raise RuleViolation([Problem(error.field, error.message)]) from None
+    problems = await check_against_cluster(job, catalog)
+    if problems:
+        raise RuleViolation(problems)
+    return job, render_batch_script(job)
+
+
+def _existing(session: Session, user: str, key: str) -> JobRecord | None:
+    query = select(JobRecord).where(JobRecord.user == user, JobRecord.idempotency_key == key)
+    return session.scalar(query)
+
+
+async def submit(
+    session: Session,
+    *,
+    data: JobCreate,
+    user: str,
+    idempotency_key: str | None,
+    settings: PortalSettings,
+    catalog: PartitionCatalog,
+    slurm: SlurmClient,
+) -> Submitted:
+    request = data.model_dump(mode="json")
+    if idempotency_key:
+        earlier = _existing(session, user, idempotency_key)
+        if earlier is not None:
+            if earlier.request != request:
+                raise IdempotencyMismatch(idempotency_key)
+            return Submitted(earlier, created=False)
+    job, script = await prepare(data, user=user, settings=settings, catalog=catalog)
+    record = JobRecord(
+        user=user,
+        name=job.name,
+        launcher=job.launcher,
+        request=request,
+        script=script,
+        output=job.output.replace("%x", job.name),
+        idempotency_key=idempotency_key or None,
+    )
+    session.add(record)
+    try:
+        session.commit()
+    except IntegrityError:
+        # The same key raced in from another request: that one submits, this one reports it.
+        session.rollback()
+        earlier = _existing(session, user, idempotency_key or "")
+        if earlier is None:
+            raise
+        return Submitted(earlier, created=False)
+    try:
+        await _make_output_dir(slurm, user, job.output.rsplit("/", 1)[0])
+        env = {"HOME": await asyncio.to_thread(_home, user), "USER": user, "PATH": "/usr/bin:/bin"}
+        job_id = await slurm.submit(script, user=user, env=env)
+    except (SlurmError, OSError) as error:
+        # Nothing was submitted: drop the record so that a retry with the key tries again.
+        session.delete(record)
+        session.commit()
+        if isinstance(error, SlurmUnavailable):
+            raise
+        message = error.message if isinstance(error, SlurmError) else str(error)
+        raise JobRejected(message) from None
+    record.slurm_job_id = job_id
+    record.output = record.output.replace("%j", job_id)
+    record.state = "PENDING"
+    record.updated_at = utcnow()
+    session.commit()
+    log.info("Submitted job %s (%s, %s) for %s", job_id, job.name, job.launcher, user)
+    return Submitted(record, created=True)
+
+
+async def _make_output_dir(slurm: SlurmClient, user: str, path: str) -> None:
+    result = await slurm.run_as_user(user, ["mkdir", "-p", path])
+    if result.returncode != 0:
+        raise OSError(f"could not create {path}: {result.stderr.strip()}")
+
+
+def apply_detail(record: JobRecord, detail: JobDetail | None) -> None:
+    """Copy what Slurm says of the job onto its record."""
+    if detail is None:
+        if record.state not in TERMINAL:
+            record.state, record.reason = "ENDED", "Slurm no longer knows this job"
+        return
+    record.state = detail.state
+    record.reason = detail.reason if detail.phase is Phase.QUEUED else ""
+    record.nodes = detail.nodes or record.nodes
+    record.exit_code = detail.exit_code
+    record.started_at = detail.start_time if detail.phase is not Phase.QUEUED else ""
+    record.ended_at = detail.end_time if detail.phase is Phase.ENDED else ""
+    record.updated_at = utcnow()
+
+
+class JobWatcher:
+    """Keeps job records in step with Slurm: one squeue for all live jobs, at most every
+    `min_interval` seconds however many people look at their job lists."""
+
+    def __init__(self, slurm: SlurmClient, *, min_interval: float = 2.0) -> None:
+        self._slurm = slurm
+        self._min_interval = min_interval
+        self._last = 0.0
+        self._lock = asyncio.Lock()
+
+    async def refresh(self, session: Session, records: list[JobRecord]) -> None:
+        live = [r for r in records if r.slurm_job_id and r.state not in TERMINAL]
+        if not live:
+            return
+        async with self._lock:
+            if time.monotonic() - self._last < self._min_interval:
+                return
+            self._last = time.monotonic()
+            try:
+                seen = await self._slurm.jobs(r.slurm_job_id for r in live)
+            except SlurmError as error:
+                log.warning("Could not ask squeue about jobs: %s", error)
+                return
+            for record in live:
+                info = seen.get(record.slurm_job_id)
+                if info is not None and phase_of(info.state) is not Phase.ENDED:
+                    record.state = info.state
+                    record.reason = info.reason if info.phase is Phase.QUEUED else ""
+                    record.nodes = info.host if info.phase is not Phase.QUEUED else ""
+                else:
+                    # Ended (or gone): scontrol has the exit code and the times.
+                    apply_detail(record, await self._detail(record))
+            session.commit()
+
+    async def _detail(self, record: JobRecord) -> JobDetail | None:
+        try:
+            return await self._slurm.job_detail(record.slurm_job_id)
+        except SlurmError as error:
+            log.warning("Could not ask scontrol about job %s: %s", record.slurm_job_id, error)
+            raise
+
+    async def refresh_one(self, session: Session, record: JobRecord) -> None:
+        if not record.slurm_job_id or record.state in TERMINAL:
+            return
+        apply_detail(record, await self._detail(record))
+        session.commit()
+
+
+async def output_tail(slurm: SlurmClient, record: JobRecord, lines: int = 30) -> list[str]:
+    """The last lines of the job's output, read as its user."""
+    if not record.slurm_job_id:
+        return []
+    result = await slurm.run_as_user(record.user, ["tail", "-n", str(lines), record.output])
+    return result.stdout.splitlines() if result.returncode == 0 else []
+
+
+def public_fields(record: JobRecord) -> dict[str, Any]:
+    return {
+        "id": record.id,
+        "user": record.user,
+        "name": record.name,
+        "launcher": record.launcher,
+        "slurm_job_id": record.slurm_job_id,
+        "state": record.state,
+        "reason": record.reason,
+        "nodes": record.nodes,
+        "exit_code": record.exit_code,
+        "submitted_at": record.submitted_at,
+        "started_at": record.started_at,
+        "ended_at": record.ended_at,
+        "request": record.request,
+        "script": record.script,
+    }

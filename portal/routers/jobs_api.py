@@ -1,0 +1,124 @@
+"""REST API for multi-node jobs: submit (idempotent), list, look at one, cancel."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Header, HTTPException, Response, status
+from sqlalchemy import select
+
+from portal import job_service
+from portal.deps import (
+    ApiCaller,
+    ApiWriter,
+    CatalogDep,
+    SessionDep,
+    SettingsDep,
+    SlurmDep,
+    WatcherDep,
+)
+from portal.identity import Caller
+from portal.job_schemas import JobCreate, JobDetailPublic, JobPublic, ScriptPreview
+from portal.models import JobRecord
+from spawner.core.jobs import describe_reason
+
+router = APIRouter(prefix="/api", tags=["jobs"])
+
+IdempotencyKey = Annotated[
+    str | None,
+    Header(
+        max_length=100,
+        description="Any unique string; a retried POST with the same key returns the same job.",
+    ),
+]
+
+
+def _own(session: SessionDep, caller: Caller, job_id: int) -> JobRecord:
+    record = session.get(JobRecord, job_id)
+    # Someone else's job is a 404, not a 403: its existence is not the caller's business.
+    if record is None or (record.user != caller.name and not caller.is_admin):
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No job {job_id} of yours.")
+    return record
+
+
+@router.post("/jobs/preview", response_model=ScriptPreview)
+async def preview_job(
+    data: JobCreate, caller: ApiCaller, settings: SettingsDep, catalog: CatalogDep
+) -> ScriptPreview:
+    """The sbatch script this request would submit, checked the same way; nothing is submitted."""
+    _, script = await job_service.prepare(
+        data, user=caller.name, settings=settings, catalog=catalog
+    )
+    return ScriptPreview(script=script)
+
+
+@router.post("/jobs", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
+async def submit_job(
+    data: JobCreate,
+    response: Response,
+    session: SessionDep,
+    caller: ApiWriter,
+    settings: SettingsDep,
+    catalog: CatalogDep,
+    slurm: SlurmDep,
+    idempotency_key: IdempotencyKey = None,
+) -> JobPublic:
+    """Submit a job as you. With an Idempotency-Key, a retry returns the first job (200)."""
+    if caller.kind != "user":
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Jobs are submitted by users.")
+    submitted = await job_service.submit(
+        session,
+        data=data,
+        user=caller.name,
+        idempotency_key=idempotency_key,
+        settings=settings,
+        catalog=catalog,
+        slurm=slurm,
+    )
+    if not submitted.created:
+        response.status_code = status.HTTP_200_OK
+    return JobPublic(**job_service.public_fields(submitted.record))
+
+
+@router.get("/jobs", response_model=list[JobPublic])
+async def list_jobs(
+    session: SessionDep,
+    caller: ApiCaller,
+    watcher: WatcherDep,
+    mine: bool = False,
+    limit: int = 100,
+) -> list[JobPublic]:
+    """Your jobs, newest first; admins see everyone's unless `mine=true`."""
+    query = select(JobRecord).order_by(JobRecord.id.desc()).limit(min(max(limit, 1), 500))
+    if mine or not caller.is_admin:
+        query = query.where(JobRecord.user == caller.name)
+    records = list(session.scalars(query))
+    await watcher.refresh(session, records)
+    return [JobPublic(**job_service.public_fields(r)) for r in records]
+
+
+@router.get("/jobs/{job_id}", response_model=JobDetailPublic)
+async def get_job(
+    job_id: int, session: SessionDep, caller: ApiCaller, watcher: WatcherDep, slurm: SlurmDep
+) -> JobDetailPublic:
+    """State, nodes, why it waits, start and end, exit code, and the last lines of its output."""
+    record = _own(session, caller, job_id)
+    await watcher.refresh_one(session, record)
+    return JobDetailPublic(
+        **job_service.public_fields(record),
+        waiting_because=describe_reason(record.reason) if record.state == "PENDING" else "",
+        output_tail=await job_service.output_tail(slurm, record),
+    )
+
+
+@router.delete("/jobs/{job_id}", response_model=JobPublic, status_code=status.HTTP_202_ACCEPTED)
+async def cancel_job(
+    job_id: int, session: SessionDep, caller: ApiWriter, slurm: SlurmDep
+) -> JobPublic:
+    """Cancel the job (scancel, as its owner)."""
+    record = _own(session, caller, job_id)
+    if record.slurm_job_id and record.state not in job_service.TERMINAL:
+        await slurm.cancel(record.slurm_job_id, user=record.user)
+        record.state = "CANCELLING"
+        session.commit()
+    return JobPublic(**job_service.public_fields(record))

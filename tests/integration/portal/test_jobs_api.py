@@ -1,0 +1,145 @@
+"""The jobs API on SQLite and PostgreSQL: bad input, other users' jobs, idempotency, and Slurm's
+own refusals. Real hub tokens, real sbatch as the user."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from portal.cluster import PartitionCatalog
+from spawner.core.partitions import NodeShape, Partition
+from tests.integration.conftest import cancel_user_jobs, user_jobs
+from tests.integration.jobs import install_job_files
+
+pytestmark = pytest.mark.integration
+
+API = "/services/portal/api"
+WHERE = {
+    "name": "where",
+    "launcher": "mpi",
+    "nodes": 2,
+    "gpus_per_node": 2,
+    "runtime": "00:05:00",
+    "script": "/home/alice/jobs/where.sh",
+}
+
+
+def as_user(token: str, **extra: str) -> dict[str, str]:
+    return {"Authorization": f"token {token}", **extra}
+
+
+@pytest.fixture
+def no_jobs() -> Iterator[None]:
+    install_job_files("alice")
+    cancel_user_jobs("alice", "bob")
+    yield
+    cancel_user_jobs("alice", "bob")
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "rule"),
+    [
+        ({"nodes": 0}, "nodes", "greater than or equal to 1"),
+        ({"nodes": 3}, "nodes", "partition gpu has 2 nodes that can hold 2 GPUs each"),
+        ({"gpus_per_node": 5}, "gpus_per_node", "have at most 4 GPUs"),
+        (
+            {"script": "/home/bob/train.py"},
+            "script",
+            "inside your own areas: /home/alice, /projects",
+        ),
+        ({"script": "/home/alice/../bob/x.py"}, "script", "must not contain '..'"),
+        ({"script": "/etc/passwd"}, "script", "inside your own areas"),
+        ({"name": "a\nb"}, "name", "1-64 letters"),
+        ({"args": ["--ok", "x\ny"]}, "args", "one line"),
+        ({"launcher": "pdsh"}, "launcher", "Input should be"),
+        ({"runtime": "30:00:00"}, "runtime", "over partition gpu's MaxTime of 24:00:00"),
+        ({"partition": "nope"}, "partition", "no partition 'nope'"),
+        ({"environment": {"kind": "venv", "prefix": "rel/x"}}, "environment", "absolute path"),
+        ({"container": {"kind": "pyxis", "image": "x; id"}}, "container", "registry reference"),
+    ],
+)
+def test_bad_input_is_a_422_naming_the_field_and_nothing_is_submitted(
+    portal: TestClient,
+    tokens: dict[str, str],
+    no_jobs: None,
+    change: dict[str, Any],
+    field: str,
+    rule: str,
+) -> None:
+    response = portal.post(
+        f"{API}/jobs", headers=as_user(tokens["alice"]), json={**WHERE, **change}
+    )
+    assert response.status_code == 422, response.text
+    problems = response.json()["detail"]
+    assert any(p["loc"][-1] == field and rule in p["msg"] for p in problems), problems
+    assert user_jobs("alice") == []
+    assert portal.get(f"{API}/jobs", headers=as_user(tokens["alice"])).json() == []
+
+
+def test_a_retried_post_with_the_same_key_submits_once(
+    portal: TestClient, tokens: dict[str, str], no_jobs: None
+) -> None:
+    headers = as_user(tokens["alice"], **{"Idempotency-Key": "train-2026-11-22-a"})
+    first = portal.post(f"{API}/jobs", headers=headers, json=WHERE)
+    again = portal.post(f"{API}/jobs", headers=headers, json=WHERE)
+    assert (first.status_code, again.status_code) == (201, 200)
+    assert again.json()["id"] == first.json()["id"]
+    assert again.json()["slurm_job_id"] == first.json()["slurm_job_id"]
+    assert len(user_jobs("alice")) == 1
+    other = portal.post(f"{API}/jobs", headers=headers, json={**WHERE, "nodes": 1})
+    assert other.status_code == 409
+    assert "used for a different request" in other.json()["detail"]
+
+
+def test_other_users_jobs_are_404_to_read_and_to_cancel(
+    portal: TestClient, tokens: dict[str, str], no_jobs: None
+) -> None:
+    job = portal.post(f"{API}/jobs", headers=as_user(tokens["alice"]), json=WHERE).json()
+    bob = as_user(tokens["bob"])
+    assert portal.get(f"{API}/jobs/{job['id']}", headers=bob).status_code == 404
+    assert portal.delete(f"{API}/jobs/{job['id']}", headers=bob).status_code == 404
+    assert portal.get(f"{API}/jobs", headers=bob).json() == []
+    assert len(user_jobs("alice")) == 1
+    # The owner may cancel it; the admin sees it in the full list.
+    cancelled = portal.delete(f"{API}/jobs/{job['id']}", headers=as_user(tokens["alice"]))
+    assert cancelled.status_code == 202
+    everyone = portal.get(f"{API}/jobs", headers=as_user(tokens["carol"])).json()
+    assert [j["id"] for j in everyone] == [job["id"]]
+
+
+def test_slurms_own_refusal_is_a_400_with_its_message(
+    portal: TestClient, tokens: dict[str, str], no_jobs: None
+) -> None:
+    # The portal's partition view is cached: say it is stale, and believes in 8-GPU nodes that
+    # were since replaced. Our own check passes; the real sbatch refuses, in its own words.
+    async def stale_sinfo() -> dict[str, Partition]:
+        return {"gpu": Partition("gpu", 86400, (NodeShape(8, 64, 500000, 2),))}
+
+    portal.app.state.catalog = PartitionCatalog(stale_sinfo, max_age=60)
+    response = portal.post(
+        f"{API}/jobs", headers=as_user(tokens["alice"]), json={**WHERE, "gpus_per_node": 8}
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["detail"].startswith("Slurm refused the job: ")
+    assert (
+        "Batch job submission failed: More processors requested than permitted"
+        in (response.json()["detail"])
+    )
+    assert user_jobs("alice") == []
+    assert portal.get(f"{API}/jobs", headers=as_user(tokens["alice"])).json() == []
+
+
+def test_the_preview_is_the_script_that_would_be_submitted(
+    portal: TestClient, tokens: dict[str, str], no_jobs: None
+) -> None:
+    preview = portal.post(f"{API}/jobs/preview", headers=as_user(tokens["alice"]), json=WHERE)
+    assert preview.status_code == 200
+    script = preview.json()["script"]
+    assert "#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=2\n" in script
+    assert "srun --kill-on-bad-exit=1 /home/alice/jobs/where.sh" in script
+    assert user_jobs("alice") == []
+    job = portal.post(f"{API}/jobs", headers=as_user(tokens["alice"]), json=WHERE).json()
+    assert job["script"] == script

@@ -1,0 +1,96 @@
+"""Multi-node jobs through the hub-managed portal on the local two-node cluster, end to end."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from tests.integration.conftest import Hub, cancel_user_jobs
+from tests.integration.jobs import install_job_files
+
+pytestmark = pytest.mark.integration
+
+JOBS = "/services/portal/api/jobs"
+TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "ENDED", "NODE_FAIL", "OUT_OF_MEMORY"}
+
+
+@pytest.fixture
+def alice_token(hub: Hub) -> Iterator[str]:
+    install_job_files("alice")
+    cancel_user_jobs("alice")
+    session = hub.login("alice")
+    token: str = hub.api(session, "POST", "/users/alice/tokens", json={"note": "jobs"}).json()[
+        "token"
+    ]
+    yield token
+    cancel_user_jobs("alice")
+
+
+def run_to_the_end(hub: Hub, token: str, body: dict[str, Any]) -> tuple[set[str], dict[str, Any]]:
+    headers = {"Authorization": f"token {token}"}
+    submitted = requests.post(f"{hub.url}{JOBS}", headers=headers, json=body, timeout=60)
+    assert submitted.status_code == 201, submitted.text
+    job_id = submitted.json()["id"]
+    seen: set[str] = set()
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        detail: dict[str, Any] = requests.get(
+            f"{hub.url}{JOBS}/{job_id}", headers=headers, timeout=60
+        ).json()
+        seen.add(detail["state"])
+        if detail["state"] in TERMINAL:
+            return seen, detail
+        time.sleep(0.5)
+    raise AssertionError(f"job {job_id} did not end: {detail}")
+
+
+def test_torchrun_two_nodes_two_processes_all_reduce(hub: Hub, alice_token: str) -> None:
+    seen, detail = run_to_the_end(
+        hub,
+        alice_token,
+        {
+            "name": "allreduce",
+            "launcher": "torchrun",
+            "nodes": 2,
+            "gpus_per_node": 2,
+            "runtime": "00:10:00",
+            "script": "/home/alice/jobs/allreduce.py",
+            "environment": {"kind": "venv", "prefix": "/opt/gpuportal/envs/torch"},
+        },
+    )
+    assert "RUNNING" in seen
+    assert (detail["state"], detail["exit_code"], detail["nodes"]) == ("COMPLETED", 0, "gpu[01-02]")
+    results = sorted(line for line in detail["output_tail"] if "all_reduce" in line)
+    assert len(results) == 4, detail["output_tail"]
+    assert all(
+        line.endswith("of 4 on gpu01: all_reduce sum = 10")
+        or line.endswith("of 4 on gpu02: all_reduce sum = 10")
+        for line in results
+    ), results
+    assert {line.split(" on ")[1][:5] for line in results} == {"gpu01", "gpu02"}
+
+
+@pytest.mark.parametrize(("launcher", "tasks"), [("mpi", 4), ("srun", 2)])
+def test_a_task_per_gpu_or_per_node_on_both_nodes(
+    hub: Hub, alice_token: str, launcher: str, tasks: int
+) -> None:
+    _, detail = run_to_the_end(
+        hub,
+        alice_token,
+        {
+            "name": f"where-{launcher}",
+            "launcher": launcher,
+            "nodes": 2,
+            "gpus_per_node": 2,
+            "runtime": "00:05:00",
+            "script": "/home/alice/jobs/where.sh",
+        },
+    )
+    assert (detail["state"], detail["exit_code"]) == ("COMPLETED", 0)
+    lines = sorted(line for line in detail["output_tail"] if line.startswith("task "))
+    assert len(lines) == tasks, detail["output_tail"]
+    assert {line.rsplit(" ", 1)[1] for line in lines} == {"gpu01", "gpu02"}
