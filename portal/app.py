@@ -22,6 +22,7 @@ from portal.routers import (
     admin_pages,
     environment_pages,
     environments_api,
+    job_pages,
     jobs_api,
     oauth,
     profiles_api,
@@ -78,6 +79,7 @@ def create_app(
         jobs_api.router,
         admin_pages.router,
         environment_pages.router,
+        job_pages.router,
         oauth.router,
     ):
         app.include_router(router, prefix=prefix)
@@ -89,8 +91,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RuleViolation)
     async def _rules(_request: Request, error: RuleViolation) -> Response:
         detail = [
-            {"loc": ["body", p.field], "msg": p.message, "type": "rule"}
-            for p in error.problems
+            {"loc": ["body", p.field], "msg": p.message, "type": "rule"} for p in error.problems
         ]
         return JSONResponse({"detail": detail}, status.HTTP_422_UNPROCESSABLE_CONTENT)
 
