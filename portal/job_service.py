@@ -212,10 +212,17 @@ async def submit(
     return Submitted(record, created=True)
 
 
+# Output directories made in this process: one `sudo mkdir` per user, not one per job.
+_made_dirs: set[tuple[str, str]] = set()
+
+
 async def _make_output_dir(slurm: SlurmClient, user: str, path: str) -> None:
+    if (user, path) in _made_dirs:
+        return
     result = await slurm.run_as_user(user, ["mkdir", "-p", path])
     if result.returncode != 0:
         raise OSError(f"could not create {path}: {result.stderr.strip()}")
+    _made_dirs.add((user, path))
 
 
 def apply_detail(record: JobRecord, detail: JobDetail | None) -> None:

@@ -6,6 +6,9 @@ and the REST API can never disagree on what is allowed.
 
 from __future__ import annotations
 
+import asyncio
+import pwd
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
@@ -17,7 +20,11 @@ router = APIRouter(include_in_schema=False)
 
 
 @router.get("/jobs", response_class=HTMLResponse)
-def jobs_page(request: Request, caller: PageCaller, settings: SettingsDep) -> HTMLResponse:
+async def jobs_page(request: Request, caller: PageCaller, settings: SettingsDep) -> HTMLResponse:
+    try:
+        home = (await asyncio.to_thread(pwd.getpwnam, caller.name)).pw_dir
+    except KeyError:  # not a local user on the portal's host: leave the field for them to fill
+        home = ""
     return pages.render(
         request,
         "jobs.html",
@@ -25,6 +32,6 @@ def jobs_page(request: Request, caller: PageCaller, settings: SettingsDep) -> HT
             "caller": caller,
             "launchers": LAUNCHERS,
             "partition": settings.default_partition,
-            "home": f"/home/{caller.name}",
+            "home": home,
         },
     )
