@@ -1,6 +1,7 @@
 """A gloo all-reduce across every worker of a torchrun job: each adds rank + 1."""
 
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -10,5 +11,7 @@ rank, world = dist.get_rank(), dist.get_world_size()
 value = torch.tensor([rank + 1.0])
 dist.all_reduce(value)
 node = os.environ.get("SLURMD_NODENAME", "?")
-print(f"rank {rank} of {world} on {node}: all_reduce sum = {value.item():.0f}", flush=True)
+# One write per line: the workers of a node share one output stream.
+sys.stdout.write(f"rank {rank} of {world} on {node}: all_reduce sum = {value.item():.0f}\n")
+sys.stdout.flush()
 dist.destroy_process_group()
