@@ -271,20 +271,22 @@ class JobWatcher:
                     record.nodes = info.host if info.phase is not Phase.QUEUED else ""
                 else:
                     # Ended (or gone): scontrol has the exit code and the times.
-                    apply_detail(record, await self._detail(record))
+                    await self._update_from_scontrol(record)
             session.commit()
 
-    async def _detail(self, record: JobRecord) -> JobDetail | None:
+    async def _update_from_scontrol(self, record: JobRecord) -> None:
         try:
-            return await self._slurm.job_detail(record.slurm_job_id)
+            detail = await self._slurm.job_detail(record.slurm_job_id)
         except SlurmError as error:
+            # Slurm trouble is "unknown for now", never "gone": keep the last state seen.
             log.warning("Could not ask scontrol about job %s: %s", record.slurm_job_id, error)
-            raise
+            return
+        apply_detail(record, detail)
 
     async def refresh_one(self, session: Session, record: JobRecord) -> None:
         if not record.slurm_job_id or record.state in TERMINAL:
             return
-        apply_detail(record, await self._detail(record))
+        await self._update_from_scontrol(record)
         session.commit()
 
 
@@ -292,7 +294,11 @@ async def output_tail(slurm: SlurmClient, record: JobRecord, lines: int = 30) ->
     """The last lines of the job's output, read as its user."""
     if not record.slurm_job_id:
         return []
-    result = await slurm.run_as_user(record.user, ["tail", "-n", str(lines), record.output])
+    try:
+        result = await slurm.run_as_user(record.user, ["tail", "-n", str(lines), record.output])
+    except SlurmError as error:  # a timeout reading a slow home directory
+        log.warning("Could not read the output of job %s: %s", record.slurm_job_id, error)
+        return []
     return result.stdout.splitlines() if result.returncode == 0 else []
 
 

@@ -21,6 +21,7 @@ from portal.identity import Caller
 from portal.job_schemas import JobCreate, JobDetailPublic, JobPublic, ScriptPreview
 from portal.models import JobRecord
 from spawner.core.jobs import describe_reason
+from spawner.core.slurm import SlurmError, SlurmUnavailable
 
 router = APIRouter(prefix="/api", tags=["jobs"])
 
@@ -118,7 +119,14 @@ async def cancel_job(
     """Cancel the job (scancel, as its owner)."""
     record = _own(session, caller, job_id)
     if record.slurm_job_id and record.state not in job_service.TERMINAL:
-        await slurm.cancel(record.slurm_job_id, user=record.user)
+        try:
+            await slurm.cancel(record.slurm_job_id, user=record.user)
+        except SlurmUnavailable:
+            raise
+        except SlurmError as error:
+            raise HTTPException(
+                status.HTTP_409_CONFLICT, f"Slurm did not cancel the job: {error.message}"
+            ) from None
         record.state = "CANCELLING"
         session.commit()
     return JobPublic(**job_service.public_fields(record))

@@ -1,0 +1,93 @@
+"""JobWatcher against a stand-in Slurm client: what it records, and what it does on trouble."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+import pytest
+from sqlalchemy import create_engine
+from sqlalchemy.orm import Session
+
+from portal.job_service import JobWatcher
+from portal.models import Base, JobRecord
+from spawner.core.jobs import JobDetail, JobInfo
+from spawner.core.slurm import SlurmError, SlurmUnavailable
+
+
+class FakeSlurm:
+    def __init__(self) -> None:
+        self.queue: dict[str, JobInfo] = {}
+        self.details: dict[str, JobDetail] = {}
+        self.fail = False
+        self.squeue_calls = 0
+
+    async def jobs(self, job_ids: Iterable[str]) -> dict[str, JobInfo]:
+        self.squeue_calls += 1
+        if self.fail:
+            raise SlurmUnavailable(["squeue"], 1, "Unable to contact slurm controller")
+        return {i: self.queue[i] for i in job_ids if i in self.queue}
+
+    async def job_detail(self, job_id: str) -> JobDetail | None:
+        if self.fail:
+            raise SlurmError(["scontrol"], 1, "Socket timed out")
+        return self.details.get(job_id)
+
+
+@pytest.fixture
+def session() -> Iterator[Session]:
+    engine = create_engine("sqlite://")
+    Base.metadata.create_all(engine)
+    with Session(engine) as db:
+        yield db
+
+
+def record(session: Session, job_id: str, state: str = "PENDING") -> JobRecord:
+    row = JobRecord(
+        user="alice", name="t", launcher="srun", script="", output="/dev/null",
+        slurm_job_id=job_id, state=state,
+    )  # fmt: skip
+    session.add(row)
+    session.commit()
+    return row
+
+
+def detail(job_id: str, state: str, code: int | None) -> JobDetail:
+    return JobDetail(job_id, "alice", state, "None", code, 0, "gpu[01-02]", "t0", "t1", "t2")
+
+
+async def test_one_squeue_for_all_live_jobs_and_scontrol_for_ended_ones(session: Session) -> None:
+    slurm = FakeSlurm()
+    running, done = record(session, "11"), record(session, "12")
+    finished = record(session, "13", state="COMPLETED")
+    slurm.queue["11"] = JobInfo("11", "RUNNING", "None", "gpu01", "t1", "alice")
+    slurm.details["12"] = detail("12", "FAILED", 3)
+    await JobWatcher(slurm, min_interval=0).refresh(session, [running, done, finished])  # type: ignore[arg-type]
+    assert slurm.squeue_calls == 1
+    assert (running.state, running.nodes) == ("RUNNING", "gpu01")
+    assert (done.state, done.exit_code, done.ended_at) == ("FAILED", 3, "t2")
+    assert finished.state == "COMPLETED"
+
+
+async def test_a_job_slurm_forgot_reads_as_ended(session: Session) -> None:
+    gone = record(session, "21")
+    await JobWatcher(FakeSlurm(), min_interval=0).refresh(session, [gone])  # type: ignore[arg-type]
+    assert (gone.state, gone.reason) == ("ENDED", "Slurm no longer knows this job")
+
+
+async def test_slurm_trouble_keeps_the_last_state_and_raises_nothing(session: Session) -> None:
+    slurm = FakeSlurm()
+    slurm.fail = True
+    waiting = record(session, "31")
+    watcher = JobWatcher(slurm, min_interval=0)
+    await watcher.refresh(session, [waiting])  # type: ignore[arg-type]
+    await watcher.refresh_one(session, waiting)  # type: ignore[arg-type]
+    assert waiting.state == "PENDING"
+
+
+async def test_many_lists_at_once_make_one_squeue(session: Session) -> None:
+    slurm = FakeSlurm()
+    live = [record(session, str(40 + i)) for i in range(5)]
+    watcher = JobWatcher(slurm, min_interval=60)
+    for _ in range(10):
+        await watcher.refresh(session, live)  # type: ignore[arg-type]
+    assert slurm.squeue_calls == 1
