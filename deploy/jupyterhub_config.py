@@ -52,6 +52,7 @@ c.ClusterLDAPAuthenticator.manage_groups = True
 c.JupyterHub.spawner_class = "gpu-profiles"
 c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
 c.GpuSlurmSpawner.session_venv = session_venv
+c.GpuSlurmSpawner.shared_dir = os.environ.get("PORTAL_SHARED_DIR", "/srv/gpuportal-shared")
 c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.0")
 # Users cannot pip-install into the shared session venv, so the PyPI extension manager's
 # install buttons could only fail; the read-only one lists what is installed (and starts faster).

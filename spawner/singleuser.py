@@ -13,7 +13,10 @@ import socket
 import sys
 import time
 import urllib.request
+from pathlib import Path
 from urllib.parse import urlparse, urlunparse
+
+from spawner.core.session_files import link_shared, sync_templates
 
 # jsonschema imports rfc3987_syntax for its "iri" format checks, and that module builds about
 # 35 Lark parsers at import: 1.2 s of a 2.6 s JupyterLab start on a 2-core node. No schema of
@@ -49,11 +52,31 @@ def report_port(api_url: str, token: str, port: int, *, attempts: int = 10) -> N
             time.sleep(min(2**attempt, 10))
 
 
+def prepare_home() -> None:
+    """~/templates from the shipped notebooks, and ~/shared; never a reason not to start."""
+    home = Path(os.environ.get("HOME") or Path.home())
+    try:
+        templates = os.environ.get("GPUPORTAL_TEMPLATES_DIR", "")
+        if templates and Path(templates).is_dir():
+            report = sync_templates(Path(templates), home / "templates")
+            if report.copied or report.updated:
+                print(
+                    f"templates: copied {report.copied or '-'}, updated {report.updated or '-'}",
+                    file=sys.stderr,
+                )
+        shared = os.environ.get("GPUPORTAL_SHARED_DIR", "")
+        if shared:
+            link_shared(home, Path(shared))
+    except OSError as error:
+        print(f"could not prepare {home}: {error}", file=sys.stderr)
+
+
 def main() -> None:
     if len(sys.argv) < 2:
         raise SystemExit("usage: gpuportal-singleuser COMMAND [ARGS...]")
     port = free_port()
     report_port(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], port)
+    prepare_home()
     service_url = os.environ.get("JUPYTERHUB_SERVICE_URL", "")
     if service_url:
         url = urlparse(service_url)

@@ -7,6 +7,7 @@ import contextlib
 import pwd
 import re
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any, ClassVar
 
 from batchspawner import SlurmSpawner
@@ -54,6 +55,16 @@ class GpuSlurmSpawner(SlurmSpawner):
         "",
         config=True,
         help="Python venv the job activates before starting JupyterLab, e.g. /opt/gpuportal/venv.",
+    )
+    templates_dir = Unicode(
+        str(Path(__file__).resolve().parents[1] / "notebooks"),
+        config=True,
+        help="Notebooks every session finds in ~/templates, e.g. /opt/gpuportal/notebooks.",
+    )
+    shared_dir = Unicode(
+        "",
+        config=True,
+        help="The cluster's shared data area, linked as ~/shared in every session, e.g. /data.",
     )
     modules_init = Unicode(
         "/etc/profile.d/lmod.sh",
@@ -109,6 +120,15 @@ class GpuSlurmSpawner(SlurmSpawner):
         super().__init__(**kwargs)
         self._port_ready = asyncio.Event()
         self._job_info: JobInfo | None = None
+
+    def get_env(self) -> dict[str, str]:
+        env: dict[str, str] = super().get_env()
+        # Read in the job by gpuportal-singleuser (spawner.singleuser.prepare_home).
+        if self.templates_dir:
+            env["GPUPORTAL_TEMPLATES_DIR"] = self.templates_dir
+        if self.shared_dir:
+            env["GPUPORTAL_SHARED_DIR"] = self.shared_dir
+        return env
 
     # -- the Slurm boundary -------------------------------------------------------------
 

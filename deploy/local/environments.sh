@@ -2,7 +2,8 @@
 # The demo's software environments, besides the session venv itself:
 #   /opt/gpuportal/envs/analysis   a venv of its own, layered on the session venv (it sees the
 #                                  session's JupyterLab through a .pth file, so it stays small)
-#   /opt/gpuportal/envs/torch      the same, plus PyTorch (CPU build): multi-node jobs, notebooks
+#   /opt/gpuportal/envs/torch      the same, plus PyTorch (CPU build), scikit-learn, Keras 3: the
+#                                  "PyTorch" kernel of every session, and multi-node jobs
 #   module demo-tools/1.0          an Lmod module (Debian's lmod) that sets DEMO_TOOLS_HOME
 # Usage: environments.sh SESSION_VENV. Safe to run again.
 set -euo pipefail
@@ -27,11 +28,27 @@ layered_venv() {  # layered_venv DIR: a venv that also sees the session venv's p
 }
 layered_venv "$ENVS/analysis"
 layered_venv "$ENVS/torch"
-if ! "$ENVS/torch/bin/python" -c 'import torch' 2>/dev/null; then
-    say "PyTorch (CPU build) in $ENVS/torch"
-    "$ENVS/torch/bin/pip" install -q "torch==2.13.0"
+if ! KERAS_BACKEND=torch "$ENVS/torch/bin/python" -c 'import torch, sklearn, keras' 2>/dev/null; then
+    say "PyTorch (CPU build), scikit-learn and Keras 3 in $ENVS/torch"
+    "$ENVS/torch/bin/pip" install -q "torch==2.13.0" "scikit-learn>=1.4" "keras>=3.3"
 fi
 chmod -R a+rX "$ENVS"
+
+# Kernels every session offers, installed into the session venv (where JupyterLab looks):
+# PyTorch (the torch env, Keras on its torch backend) and R (Debian's IRkernel).
+kernels=$VENV/share/jupyter/kernels
+mkdir -p "$kernels/gpuportal-torch" "$kernels/ir"
+cat >"$kernels/gpuportal-torch/kernel.json" <<JSON
+{
+  "argv": ["$ENVS/torch/bin/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+  "display_name": "PyTorch",
+  "language": "python",
+  "env": {"KERAS_BACKEND": "torch"},
+  "metadata": {"debugger": true}
+}
+JSON
+cp /usr/lib/R/site-library/IRkernel/kernelspec/* "$kernels/ir/"
+chmod -R a+rX "$kernels"
 
 module=$MODULES/demo-tools/1.0.lua
 if [ -f "$module" ] && ! grep -q "$MARK" "$module"; then
@@ -48,4 +65,19 @@ LUA
     printf '#!/bin/sh\necho "demo-tools 1.0"\n' >/opt/gpuportal/demo-tools/bin/demo-tools
     chmod -R a+rX "$MODULES" /opt/gpuportal/demo-tools
     chmod a+x /opt/gpuportal/demo-tools/bin/demo-tools
+fi
+
+# The cluster's shared data area (linked as ~/shared in every session): readable by all.
+SHARED=${PORTAL_SHARED_DIR:-/srv/gpuportal-shared}
+if [ ! -d "$SHARED" ]; then
+    say "shared data area $SHARED"
+    mkdir -p "$SHARED/datasets"
+    cat >"$SHARED/README.md" <<MD
+# Shared data
+
+The cluster's shared data area, linked as ~/shared in every JupyterLab session. Read-only for
+users; ask the admins to add data sets.
+MD
+    "$ENVS/torch/bin/python" -c 'from sklearn.datasets import load_digits; import numpy as np; d = load_digits(); np.savetxt("'"$SHARED"'/datasets/digits.csv", np.column_stack([d.data, d.target]), fmt="%d", delimiter=",")'
+    chmod -R a+rX "$SHARED"
 fi

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pwd
+from pathlib import Path
+
 import pytest
 import requests
 
+from tests.hubproc import REPO
 from tests.integration.conftest import Hub, server_environment
 
 pytestmark = pytest.mark.integration
@@ -40,6 +44,12 @@ def test_the_session_runs_in_the_chosen_environment(hub: Hub, clean: None) -> No
         assert f'data-environment="{slug}"' in form
 
     spawn(hub, alice, "analysis")
+    # Every session: the template notebooks in ~/templates and the shared data area in ~/shared.
+    shipped = sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+    templates = Path("/home/alice/templates")
+    assert sorted(p.name for p in templates.glob("*.ipynb")) == shipped
+    assert templates.stat().st_uid == pwd.getpwnam("alice").pw_uid
+    assert Path("/home/alice/shared").resolve() == Path("/srv/gpuportal-shared")
     env = server_environment("alice")
     assert env["VIRTUAL_ENV"] == "/opt/gpuportal/envs/analysis"
     assert "LOADEDMODULES" not in env
