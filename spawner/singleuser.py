@@ -17,6 +17,7 @@ from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
 from spawner.core.session_files import link_shared, sync_templates
+from spawner.tensorboard_private import runtime_dir
 
 # jsonschema imports rfc3987_syntax for its "iri" format checks, and that module builds about
 # 35 Lark parsers at import: 1.2 s of a 2.6 s JupyterLab start on a 2-core node. No schema of
@@ -71,12 +72,32 @@ def prepare_home() -> None:
         print(f"could not prepare {home}: {error}", file=sys.stderr)
 
 
+def prepare_tensorboard() -> None:
+    """Point `%tensorboard` at the private TensorBoard, shown through this server's page.
+
+    TENSORBOARD_BINARY must be one executable: a two-line script in the user's private
+    directory that runs spawner.tensorboard_private with this Python.
+    """
+    try:
+        directory = runtime_dir()
+    except (OSError, SystemExit) as error:
+        print(f"TensorBoard from notebooks is off: {error}", file=sys.stderr)
+        return
+    shim = directory / "tensorboard"
+    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m spawner.tensorboard_private "$@"\n')
+    shim.chmod(0o700)
+    prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/")
+    os.environ["TENSORBOARD_BINARY"] = str(shim)
+    os.environ["TENSORBOARD_PROXY_URL"] = f"{prefix.rstrip('/')}/tensorboard/tb/%PORT%/"
+
+
 def main() -> None:
     if len(sys.argv) < 2:
         raise SystemExit("usage: gpuportal-singleuser COMMAND [ARGS...]")
     port = free_port()
     report_port(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], port)
     prepare_home()
+    prepare_tensorboard()
     service_url = os.environ.get("JUPYTERHUB_SERVICE_URL", "")
     if service_url:
         url = urlparse(service_url)

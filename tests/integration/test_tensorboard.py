@@ -1,0 +1,89 @@
+"""TensorBoard from a notebook, through the hub, private to its owner; nothing left behind.
+
+alice runs the shipped TensorBoard notebook in JupyterLab (Chromium); its last cell,
+`%tensorboard --logdir runs`, shows TensorBoard in the notebook through the hub, and the
+TensorBoard page (the launcher tile) lists it and opens it in a tab of its own.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Hub, wait_for
+from tests.integration.test_live_profiles import log_in
+
+pytestmark = pytest.mark.integration
+
+NOTEBOOK = "templates/05-tensorboard-logging.ipynb"
+
+
+def alice_boards() -> list[str]:
+    return subprocess.run(
+        ["pgrep", "-u", "alice", "-f", "spawner.tensorboard_private"],
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+
+
+def test_tensorboard_from_the_notebook_is_alices_only(hub: Hub, clean: None, browser: Any) -> None:
+    page = log_in(browser, hub, "alice", "alice-demo")
+    page.set_default_timeout(180_000)
+    page.goto(f"{hub.url}/hub/spawn")
+    page.check("input[name=profile][value=gpu-1]")
+    page.check("input[name=environment][value=session]")
+    page.click("#spawn_form button[type=submit]")
+    page.wait_for_url("**/user/alice/lab**")
+
+    page.goto(f"{hub.url}/user/alice/lab/tree/{NOTEBOOK}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    page.wait_for_selector("#jp-main-statusbar :text('PyTorch | Idle')")
+    page.click("text=Run")
+    page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+    frame = page.wait_for_selector(".jp-OutputArea-output iframe")
+    src = frame.get_attribute("src") or ""
+    assert src.startswith(f"{hub.url}/user/alice/tensorboard/tb/"), src
+    board_url = src
+
+    # The scalars page of that TensorBoard shows the notebook's tags.
+    board = page.context.new_page()
+    board.set_default_timeout(60_000)
+    board.goto(board_url + "#scalars")
+    board.wait_for_selector("text=train/loss")
+    tags = board.request.get(board_url + "data/plugin/scalars/tags").json()
+    assert {"train/loss", "train/accuracy"} <= set(tags["digits"])
+
+    # The TensorBoard page (the launcher tile) lists it, and a missing folder is a clear error.
+    listing = page.context.new_page()
+    listing.goto(f"{hub.url}/user/alice/tensorboard/")
+    assert "runs" in listing.inner_text("#boards")
+    listing.fill("#logdir", "/home/alice/no-such-folder")
+    listing.click("#open")
+    assert "there is no folder '/home/alice/no-such-folder'" in listing.inner_text("#error")
+
+    # bob, logged in to the hub, gets 403 on alice's TensorBoard.
+    bob = log_in(browser, hub, "bob", "bob-demo")
+    response = bob.goto(board_url)
+    assert response is not None and response.status == 403
+    # ...and a process of bob's on the node cannot reach it either: the socket is alice's only.
+    sockets = sorted(Path("/tmp/gpuportal-10001/tensorboard").glob("*.sock"))
+    assert sockets
+    for sock in sockets:
+        connect = f"import socket; socket.socket(socket.AF_UNIX).connect({str(sock)!r})"
+        attempt = subprocess.run(
+            ["sudo", "-u", "bob", "python3", "-c", connect], capture_output=True, text=True
+        )
+        assert attempt.returncode != 0 and "PermissionError" in attempt.stderr, attempt
+    # No TCP port of TensorBoard's anywhere: every listener of alice's is a unix socket.
+    listening = subprocess.run(["ss", "-ltnpH"], capture_output=True, text=True).stdout
+    for pid in alice_boards():
+        assert f"pid={pid}," not in listening
+
+    # Stopping the server leaves no TensorBoard behind.
+    assert alice_boards()
+    alice = hub.login("alice")
+    hub.stop_server(alice, "alice")
+    wait_for(lambda: not alice_boards(), 30, "alice's TensorBoards to end")
