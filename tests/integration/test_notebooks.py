@@ -95,3 +95,13 @@ def test_tensorboard_notebook_writes_scalars_histograms_and_an_image(tmp_path: P
     assert any(tag.startswith("weights/") for tag in tags["histograms"])
     assert tags["images"] == ["digits/first-16"]
     assert os.listdir(tmp_path / got["LOGDIR"])
+
+
+def test_the_r_kernel_runs(tmp_path: Path) -> None:
+    try:
+        KernelSpecManager().get_kernel_spec("ir")
+    except NoSuchKernel:
+        _need("The R kernel", "deploy/local/environments.sh installs it")
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("cat(sum(1:10))")])
+    NotebookClient(notebook, timeout=120, kernel_name="ir").execute()
+    assert notebook.cells[0].outputs[0]["text"] == "55"

@@ -82,7 +82,25 @@ def test_tensorboard_from_the_notebook_is_alices_only(hub: Hub, clean: None, bro
     for pid in alice_boards():
         assert f"pid={pid}," not in listening
 
-    # Stopping the server leaves no TensorBoard behind.
+    # Closing it on the TensorBoard page ends its process.
+    assert len(alice_boards()) == 1
+    listing.goto(f"{hub.url}/user/alice/tensorboard/")
+    listing.click("#boards button:text('Close')")
+    wait_for(lambda: not alice_boards(), 30, "the closed TensorBoard to end")
+    assert "None yet" in listing.inner_text("#boards")
+
+    # The launcher has the TensorBoard tile, and the terminal.
+    page.goto(f"{hub.url}/user/alice/lab?reset")
+    page.wait_for_selector(".jp-LauncherCard")
+    titles = page.eval_on_selector_all(".jp-LauncherCard", "cards => cards.map(c => c.title)")
+    assert any("TensorBoard" in title for title in titles), titles
+    assert any("terminal" in title.lower() for title in titles), titles
+
+    # Stopping the server leaves no TensorBoard behind (this one from the page).
+    listing.goto(f"{hub.url}/user/alice/tensorboard/")
+    listing.fill("#logdir", "/home/alice/templates/runs")
+    listing.click("#open")
+    listing.wait_for_url("**/tensorboard/tb/*/")
     assert alice_boards()
     alice = hub.login("alice")
     hub.stop_server(alice, "alice")
