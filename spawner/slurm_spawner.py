@@ -15,7 +15,7 @@ from traitlets import Any as AnyTrait
 from traitlets import Bool, Float, Integer, List, Unicode
 
 from spawner import port_handler  # noqa: F401  (replaces the stock port callback)
-from spawner.core.jobs import JobInfo, Phase
+from spawner.core.jobs import JobInfo, Phase, start_progress
 from spawner.core.poller import JobPoller
 from spawner.core.request import SpawnRequest
 from spawner.core.sbatch import (
@@ -316,19 +316,7 @@ class GpuSlurmSpawner(SlurmSpawner):
     async def progress(self) -> AsyncIterator[dict[str, Any]]:  # type: ignore[override]
         last = ""
         while True:
-            info = self._job_info
-            if not self.job_id:
-                message, percent = "Submitting the job to Slurm...", 10
-            elif info is None or info.phase is Phase.QUEUED:
-                message = info.waiting_message() if info else f"Job {self.job_id} submitted."
-                percent = 30
-            elif info.phase is Phase.RUNNING:
-                message, percent = (
-                    f"Job {self.job_id} is running on {info.host}; JupyterLab is starting...",
-                    70,
-                )
-            else:
-                message, percent = f"Job {self.job_id} is {info.state.lower()}.", 90
+            message, percent = start_progress(self.job_id, self._job_info)
             if message != last:
                 yield {"progress": percent, "message": message}
                 last = message

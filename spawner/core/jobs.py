@@ -95,6 +95,17 @@ class JobInfo:
         return message
 
 
+def start_progress(job_id: str, info: JobInfo | None) -> tuple[str, int]:
+    """What the spawn-pending page says of a starting server's job, and how far along it is."""
+    if not job_id:
+        return "Submitting the job to Slurm...", 10
+    if info is None or info.phase is Phase.QUEUED:
+        return (info.waiting_message() if info else f"Job {job_id} submitted."), 30
+    if info.phase is Phase.RUNNING:
+        return f"Job {job_id} is running on {info.host}; JupyterLab is starting...", 70
+    return f"Job {job_id} is {info.state.lower()}.", 90
+
+
 class ParseError(ValueError):
     """Slurm printed something this module does not understand."""
 

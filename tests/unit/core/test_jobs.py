@@ -1,11 +1,13 @@
 import pytest
 
 from spawner.core.jobs import (
+    JobInfo,
     ParseError,
     Phase,
     parse_sbatch_parsable,
     parse_scontrol_job,
     parse_squeue,
+    start_progress,
 )
 
 SQUEUE = """\
@@ -85,3 +87,20 @@ def test_scontrol_detail_of_a_pending_job_has_no_exit_code_yet() -> None:
     assert detail is not None
     assert (detail.exit_code, detail.start_time, detail.nodes) == (None, "", "")
     assert parse_scontrol_job("") is None
+
+
+def test_start_progress_follows_the_job() -> None:
+    assert start_progress("", None) == ("Submitting the job to Slurm...", 10)
+    assert start_progress("7", None) == ("Job 7 submitted.", 30)
+    queued = JobInfo("7", "PENDING", "Resources", "", "N/A", "alice")
+    assert start_progress("7", queued) == (
+        "Job 7 is queued: waiting for GPUs to become free.",
+        30,
+    )
+    running = JobInfo("7", "RUNNING", "None", "gpu01", "", "alice")
+    assert start_progress("7", running) == (
+        "Job 7 is running on gpu01; JupyterLab is starting...",
+        70,
+    )
+    ended = JobInfo("7", "FAILED", "None", "gpu01", "", "alice")
+    assert start_progress("7", ended) == ("Job 7 is failed.", 90)
