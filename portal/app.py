@@ -114,7 +114,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(SlugTaken)
     async def _taken(_request: Request, error: SlugTaken) -> Response:
         return JSONResponse(
-            {"detail": f"A profile with slug {error} exists; choose another slug."},
+            {"detail": f"The slug {error.slug} is taken by another {error.kind}; choose another."},
             status.HTTP_409_CONFLICT,
         )
 

@@ -47,7 +47,12 @@ class VersionConflict(Exception):
 
 
 class SlugTaken(Exception):
-    pass
+    """A profile or environment with this slug exists."""
+
+    def __init__(self, kind: str, slug: str) -> None:
+        super().__init__(f"a {kind} with slug {slug!r} exists")
+        self.kind = kind
+        self.slug = slug
 
 
 def editable_values(profile: Profile) -> dict[str, Any]:
@@ -132,7 +137,7 @@ def _insert(
     """Add a row at the end of its list, with its audit record; SlugTaken if the slug is used."""
     model = type(row)
     if session.scalar(select(model).where(model.slug == row.slug)) is not None:
-        raise SlugTaken(row.slug)
+        raise SlugTaken(kind, row.slug)
     last = session.scalar(select(func.max(model.position)))
     row.position = (last if last is not None else -1) + 1
     row.updated_by = actor

@@ -135,10 +135,16 @@ async def check_against_cluster(job: BatchJob, catalog: PartitionCatalog) -> lis
 
 
 async def prepare(
-    data: JobCreate, *, user: str, settings: PortalSettings, catalog: PartitionCatalog
+    data: JobCreate,
+    *,
+    user: str,
+    settings: PortalSettings,
+    catalog: PartitionCatalog,
+    home: str | None = None,
 ) -> tuple[BatchJob, str]:
     """The checked job and its script; RuleViolation if anything is wrong. Submits nothing."""
-    home = await asyncio.to_thread(_home, user)
+    if home is None:
+        home = await asyncio.to_thread(_home, user)
     try:
         job = build_job(data, user=user, home=home, settings=settings)
     except BatchJobError as error:
@@ -171,7 +177,8 @@ async def submit(
             if earlier.request != request:
                 raise IdempotencyMismatch(idempotency_key)
             return Submitted(earlier, created=False)
-    job, script = await prepare(data, user=user, settings=settings, catalog=catalog)
+    home = await asyncio.to_thread(_home, user)  # one passwd lookup for the job and sbatch
+    job, script = await prepare(data, user=user, settings=settings, catalog=catalog, home=home)
     record = JobRecord(
         user=user,
         name=job.name,
@@ -193,7 +200,7 @@ async def submit(
         return Submitted(earlier, created=False)
     try:
         await _make_output_dir(slurm, user, job.output.rsplit("/", 1)[0])
-        env = {"HOME": await asyncio.to_thread(_home, user), "USER": user, "PATH": "/usr/bin:/bin"}
+        env = {"HOME": home, "USER": user, "PATH": "/usr/bin:/bin"}
         job_id = await slurm.submit(script, user=user, env=env)
     except (SlurmError, OSError) as error:
         # Nothing was submitted: drop the record so that a retry with the key tries again.

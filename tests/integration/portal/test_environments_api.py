@@ -83,3 +83,15 @@ def test_writes_are_for_admins_and_stale_saves_are_409(
     )
     assert second.status_code == 409
     assert second.json()["current"]["title"] == "Tools 1"
+
+
+def test_a_taken_slug_is_a_409_that_says_what_holds_it(
+    portal: TestClient, tokens: dict[str, str]
+) -> None:
+    carol = as_user(tokens["carol"])
+    assert portal.post(f"{API}/environments", headers=carol, json=TOOLS).status_code == 201
+    again = portal.post(f"{API}/environments", headers=carol, json=TOOLS)
+    assert again.status_code == 409
+    assert (
+        again.json()["detail"] == "The slug tools is taken by another environment; choose another."
+    )
