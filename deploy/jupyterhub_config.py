@@ -54,6 +54,9 @@ c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
 c.GpuSlurmSpawner.session_venv = session_venv
 c.GpuSlurmSpawner.shared_dir = os.environ.get("PORTAL_SHARED_DIR", "/srv/gpuportal-shared")
 c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.0")
+# Names this hub in its jobs' tags (sbatch --comment): a restarted hub finds its jobs by it.
+hub_id = os.environ.get("PORTAL_HUB_ID", "local")
+c.GpuSlurmSpawner.hub_id = hub_id
 # Users cannot pip-install into the shared session venv, so the PyPI extension manager's
 # install buttons could only fail; the read-only one lists what is installed (and starts faster).
 # (Spawner, not GpuSlurmSpawner: the profile chooser links its own args onto the child.)
@@ -105,10 +108,16 @@ seed_environments = [
 ]
 c.GpuProfilesSpawner.portal_url = portal_url + "/services/portal"
 c.GpuProfilesSpawner.portal_token = portal_token
+# The portal's last answer, on disk: spawns and resumes right after a restart need not wait.
+c.GpuProfilesSpawner.profiles_cache = str(state / "profiles-cache.json")
 
 # -- servers whose job was still queued when the hub stopped come back by themselves ------
 c.JupyterHub.services = [
-    {"name": "spawn-resumer", "command": [sys.executable, "-m", "spawner.resume_service"]},
+    {
+        "name": "spawn-resumer",
+        "command": [sys.executable, "-m", "spawner.resume_service"],
+        "environment": {"PORTAL_HUB_ID": hub_id},
+    },
     {
         "name": "portal",
         "url": portal_url,

@@ -9,12 +9,14 @@ import uvicorn
 
 from portal.app import create_app
 from portal.settings import PortalSettings
+from spawner.core.process import die_with_parent
 
 
 def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname)s %(asctime)s %(name)s] %(message)s"
     )
+    die_with_parent()  # never outlive the hub that runs this service
     settings = PortalSettings()
     url = urlparse(settings.service_url)
     uvicorn.run(

@@ -26,15 +26,21 @@ from portal.profile_service import RuleViolation
 from portal.settings import PortalSettings
 from spawner.core.batch import BatchJob, BatchJobError, Container, render_batch_script
 from spawner.core.environments import EnvironmentSpecError, SoftwareEnvironment
-from spawner.core.jobs import JobDetail, Phase, phase_of
+from spawner.core.jobs import JobDetail
 from spawner.core.runtime import format_runtime, parse_runtime
 from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from spawner.core.states import Phase, job_state, phase_of
 
 log = logging.getLogger(__name__)
 
-# States after which nothing changes any more (ENDED: Slurm forgot the job before we saw it end).
-TERMINAL = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
-            "PREEMPTED", "BOOT_FAIL", "DEADLINE", "ENDED", "REJECTED"}  # fmt: skip
+
+def settled(state: str) -> bool:
+    """Nothing will change any more (spawner.core.states): the record need not be asked again.
+
+    NODE_FAIL and PREEMPTED are not settled: Slurm requeues such jobs by default, so their
+    records keep being refreshed and can still be cancelled.
+    """
+    return job_state(state).final
 
 
 class JobRejected(Exception):
@@ -235,7 +241,7 @@ async def _make_output_dir(slurm: SlurmClient, user: str, path: str) -> None:
 def apply_detail(record: JobRecord, detail: JobDetail | None) -> None:
     """Copy what Slurm says of the job onto its record."""
     if detail is None:
-        if record.state not in TERMINAL:
+        if not settled(record.state):
             record.state, record.reason = "ENDED", "Slurm no longer knows this job"
         return
     record.state = detail.state
@@ -258,7 +264,7 @@ class JobWatcher:
         self._lock = asyncio.Lock()
 
     async def refresh(self, session: Session, records: list[JobRecord]) -> None:
-        live = [r for r in records if r.slurm_job_id and r.state not in TERMINAL]
+        live = [r for r in records if r.slurm_job_id and not settled(r.state)]
         if not live:
             return
         async with self._lock:
@@ -273,9 +279,11 @@ class JobWatcher:
             for record in live:
                 info = seen.get(record.slurm_job_id)
                 if info is not None and phase_of(info.state) is not Phase.ENDED:
+                    waiting = info.phase in (Phase.QUEUED, Phase.REQUEUED)
                     record.state = info.state
-                    record.reason = info.reason if info.phase is Phase.QUEUED else ""
-                    record.nodes = info.host if info.phase is not Phase.QUEUED else ""
+                    record.reason = info.reason if waiting else ""
+                    # Every node of a running multi-node job, not only its batch host.
+                    record.nodes = "" if waiting else (info.nodes or info.host)
                 else:
                     # Ended (or gone): scontrol has the exit code and the times.
                     await self._update_from_scontrol(record)
@@ -291,7 +299,7 @@ class JobWatcher:
         apply_detail(record, detail)
 
     async def refresh_one(self, session: Session, record: JobRecord) -> None:
-        if not record.slurm_job_id or record.state in TERMINAL:
+        if not record.slurm_job_id or settled(record.state):
             return
         await self._update_from_scontrol(record)
         session.commit()

@@ -1,14 +1,17 @@
 """Live resource profiles and software environments from the portal, with a fallback.
 
 Asked at every spawn-page load and every spawn, so an admin's save shows at once. When the
-portal is down, spawning goes on with the last answer it gave (or the configured profiles), and
-the log says so.
+portal is down, spawning goes on with the last answer it gave, kept on disk so that it outlives
+a hub restart (the portal may start after the hub asks), or else the configured profiles; the
+log says so.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,8 +47,10 @@ class ProfileSource:
         token: str,
         fallback: Callable[[], list[ResourceProfile]],
         timeout: float = 3.0,
+        cache_file: str = "",
     ) -> None:
         self._url = url.rstrip("/") + "/api"
+        self._cache_file = cache_file
         self._token = token
         self._fallback = fallback
         self._timeout = timeout
@@ -54,12 +59,36 @@ class ProfileSource:
 
     async def offer(self) -> Offer:
         try:
-            profiles = [profile_from_record(r) for r in await self._fetch("profiles")]
-            environments = [environment_from_record(r) for r in await self._fetch("environments")]
+            records = {what: await self._fetch(what) for what in ("profiles", "environments")}
+            offer = _offer_from(records)
         except (OSError, HTTPClientError, ValueError, ProfileError, EnvironmentSpecError) as error:
             return self._stale(error)
-        self._last, self._last_at = Offer(profiles, environments), time.time()
-        return self._last
+        self._last, self._last_at = offer, time.time()
+        self._save(records)
+        return offer
+
+    def _save(self, records: dict[str, list[dict[str, Any]]]) -> None:
+        if not self._cache_file:
+            return
+        directory = os.path.dirname(self._cache_file) or "."
+        try:
+            # Written whole, then renamed: a crash never leaves half a file to read back.
+            with tempfile.NamedTemporaryFile("w", dir=directory, delete=False) as out:
+                json.dump(records, out)
+            os.replace(out.name, self._cache_file)
+        except OSError as error:
+            log.warning("Could not keep the portal's profiles in %s: %s", self._cache_file, error)
+
+    def _load(self) -> Offer | None:
+        if not self._cache_file:
+            return None
+        try:
+            with open(self._cache_file) as cached:
+                offer = _offer_from(json.load(cached))
+            self._last_at = os.path.getmtime(self._cache_file)
+        except (OSError, ValueError, TypeError, KeyError, ProfileError, EnvironmentSpecError):
+            return None
+        return offer
 
     async def _fetch(self, what: str) -> list[dict[str, Any]]:
         request = HTTPRequest(
@@ -75,6 +104,8 @@ class ProfileSource:
         return records
 
     def _stale(self, error: Exception) -> Offer:
+        if self._last is None:
+            self._last = self._load()
         if self._last is not None:
             seen = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self._last_at))
             log.warning(
@@ -88,3 +119,10 @@ class ProfileSource:
             "Portal not answering at %s (%s); using the configured profiles", self._url, error
         )
         return Offer(self._fallback(), [])
+
+
+def _offer_from(records: dict[str, list[dict[str, Any]]]) -> Offer:
+    return Offer(
+        [profile_from_record(r) for r in records["profiles"]],
+        [environment_from_record(r) for r in records["environments"]],
+    )

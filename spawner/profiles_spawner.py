@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import jinja2
+from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import maybe_future
+from sqlalchemy.orm import object_session
 from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
-from wrapspawner import ProfilesSpawner
+from wrapspawner import ProfilesSpawner, WrapSpawner
 
+from spawner.core.lifecycle import Stage
 from spawner.core.profiles import (
     ProfileError,
     ResourceProfile,
@@ -27,6 +30,10 @@ from spawner.core.sbatch import TEMPLATES_DIR
 from spawner.errors import spawn_error
 from spawner.profile_source import Offer, ProfileSource
 from spawner.slurm_spawner import GpuSlurmSpawner
+
+# The resume service adds this key to the stored options when it starts a server again after
+# a hub restart: take over that job (never submit one). Never stored.
+RESUME_KEY = "resume_job"
 
 _FORMS = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR / "hub")), autoescape=True
@@ -64,11 +71,29 @@ class GpuProfilesSpawner(ProfilesSpawner):
     )
     options_form = Union([Unicode(), Callable()])
 
+    profiles_cache = Unicode(
+        "",
+        config=True,
+        help="File keeping the portal's last answer, so that spawns and resumes right after a "
+        "hub restart do not wait for the portal, e.g. /var/lib/jupyterhub/profiles-cache.json.",
+    )
+
     # One source per portal for all spawners: they share the last answer it gave.
     _sources: ClassVar[dict[str, ProfileSource]] = {}
     _request: SpawnRequest | None = None
-    _previous_job_id = ""
+    # The options of the last spawn that passed the checks: stored back whenever a request
+    # fails them, so that bad options are never kept (they would break every later page).
+    _good_options: dict[str, str]
+    # Set when the hub, starting up, let go of this server while its job waited: the resume
+    # service starts the server again on that job.
     _resume_job_id = ""
+    _resume_request = ""
+    # Why the last session ended, for the home page ("reached its 8 h time limit").
+    _last_note = ""
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._good_options = {}
+        super().__init__(**kwargs)
 
     async def offer(self) -> Offer:
         """The profiles this user may see and spawn, and the environments that go with them,
@@ -77,7 +102,10 @@ class GpuProfilesSpawner(ProfilesSpawner):
             source = self._sources.get(self.portal_url)
             if source is None:
                 source = ProfileSource(
-                    url=self.portal_url, token=self.portal_token, fallback=self.configured_profiles
+                    url=self.portal_url,
+                    token=self.portal_token,
+                    fallback=self.configured_profiles,
+                    cache_file=self.profiles_cache,
                 )
                 self._sources[self.portal_url] = source
             offer = await source.offer()
@@ -145,47 +173,87 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
     async def run_pre_spawn_hook(self) -> Any:
         # The REST API sets user_options without the form: validate them here, before start(),
-        # so that a bad request is a 400 and nothing is submitted.
-        self._request = await self.parse_options(dict(self.user_options or {}))
+        # so that a bad request is a 400 and nothing is submitted. The hub has already stored
+        # the raw options; they are replaced by checked ones (or the last good ones) here.
+        options = dict(self.user_options or {})
+        resume = options.pop(RESUME_KEY, "")
+        self._resume_request = resume if isinstance(resume, str) else ""
+        self._last_note = ""
+        try:
+            self._request = await self.parse_options(options)
+        except SpawnException:
+            self._request = None
+            if not self._resume_request:
+                self._store_options(self._good_options)
+                raise
+            # A resume submits nothing, so it needs no valid options: the job was checked when
+            # it was submitted (the portal may not be up yet, or a profile has changed since).
+            self.log.warning("Resuming %s on job %s", self._log_name, self._resume_request)
+        else:
+            self._good_options = self._request.as_user_options()
+        self._store_options(self._good_options)
         return await maybe_future(super().run_pre_spawn_hook())
 
+    def _store_options(self, options: dict[str, str]) -> None:
+        self.user_options = dict(options)
+        orm_spawner = self.orm_spawner
+        if orm_spawner is not None and orm_spawner.user_options != options:
+            orm_spawner.user_options = dict(options)
+            session = object_session(orm_spawner)
+            if session is not None:
+                session.commit()
+
     def construct_child(self) -> Any:
-        super().construct_child()  # wrapspawner's returns nothing: read child_spawner instead
+        # wrapspawner's construct_child reads user_options["profile"] into a Unicode trait,
+        # which raises for a non-string and so broke every page of that user; the profile is
+        # not needed here (see select_profile).
+        self.child_profile = ""
+        self.select_profile("")
+        WrapSpawner.construct_child(self)
         child = self.child_spawner
         if isinstance(child, GpuSlurmSpawner):
-            if self._request is not None:
-                child.spawn_request = self._request
-            child.persist_state = self._persist_state
-            child.adopt_job_id, self._previous_job_id = self._previous_job_id, ""
+            child.spawn_request = self._request
+            child.resume_job_id = self._resume_request
         return child
 
-    def clear_state(self) -> None:
-        # A new spawn starts by clearing state; remember the last job so that the child can
-        # re-attach to it if it is still queued (see GpuSlurmSpawner._reattach). A job the
-        # child let go at a hub restart also stays in the saved state, for the resume service.
+    async def poll(self) -> int | None:  # type: ignore[override]
         child = self.child_spawner
-        child_state = child.get_state() if child else self.child_state
-        detached = child.detached_job_id if isinstance(child, GpuSlurmSpawner) else ""
-        self._previous_job_id = (
-            detached or str((child_state or {}).get("job_id", "")) or self._resume_job_id
-        )
+        if isinstance(child, GpuSlurmSpawner):
+            # _check_pending: the hub is starting up and checking the servers it had.
+            return await child.poll_session(hub_check=self._check_pending)
+        return await maybe_future(super().poll())
+
+    @property
+    def session_note(self) -> str:
+        """What the home page says of this server: suspended, requeued, or why it ended."""
+        child = self.child_spawner
+        if isinstance(child, GpuSlurmSpawner) and child.stage in (Stage.SUSPENDED, Stage.REQUEUED):
+            return child.note
+        return "" if self.active else self._last_note
+
+    def clear_state(self) -> None:
+        child = self.child_spawner
+        if isinstance(child, GpuSlurmSpawner):
+            self._resume_job_id = child.job_id if child.detached else ""
+            if child.stage is Stage.ENDED and child.note and not child.detached:
+                self._last_note = child.note
         super().clear_state()
-        self._resume_job_id = detached
 
     def get_state(self) -> dict[str, Any]:
         state: dict[str, Any] = super().get_state()
+        state["options"] = self._good_options
         if self._resume_job_id:
             state["resume_job_id"] = self._resume_job_id
+        if self._last_note:
+            state["last_note"] = self._last_note
         return state
 
     def load_state(self, state: dict[str, Any]) -> None:
         self._resume_job_id = str(state.get("resume_job_id", ""))
+        self._last_note = str(state.get("last_note", ""))
+        options = state.get("options")
+        self._good_options = dict(options) if isinstance(options, dict) else {}
         super().load_state(state)
-
-    def _persist_state(self) -> None:
-        if self.orm_spawner is not None:
-            self.orm_spawner.state = self.get_state()
-            self.db.commit()
 
 
 async def _render_form(spawner: GpuProfilesSpawner) -> str:

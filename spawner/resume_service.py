@@ -1,10 +1,11 @@
-"""A hub-managed service that, after a hub restart, resumes servers whose job is still queued.
+"""A hub-managed service that, after a hub restart, resumes servers whose job still waits.
 
-JupyterHub re-checks only servers that were running when it stopped; a spawn still waiting in
-the Slurm queue is simply forgotten, and its job would run with nobody attached. This service
-asks the hub (REST API, its own token) for stopped servers whose saved state names a job, asks
-Slurm once for all those jobs, and starts each server whose job is still alive again with the
-same options. The spawner then re-attaches to the queued job instead of submitting another.
+JupyterHub re-checks only servers that were ready when it stopped; a spawn still waiting in the
+Slurm queue is let go (the spawner keeps its job and marks the server `resume_job_id`). This
+service asks Slurm once for every live job tagged by this hub (spawner.core.tags), asks the hub
+about just those servers, and starts again each one that the hub let go, with the key
+`resume_job`: the spawn then takes over that job and never submits another. It needs neither
+the portal nor a list of all users.
 """
 
 from __future__ import annotations
@@ -16,14 +17,20 @@ import json
 import logging
 import os
 import signal
+import urllib.error
 import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-from spawner.core.jobs import Phase
+from spawner.core.process import die_with_parent
 from spawner.core.slurm import SlurmClient, SlurmError
+from spawner.core.states import Phase
+from spawner.core.tags import SessionTag, parse_tag
 
 log = logging.getLogger("spawner.resume")
+
+RESUME_KEY = "resume_job"  # spawner.profiles_spawner.RESUME_KEY (not imported: no hub imports)
+_LIVE = {Phase.QUEUED, Phase.REQUEUED, Phase.RUNNING}
 
 
 class HubAPI:
@@ -48,68 +55,72 @@ class HubAPI:
         return await asyncio.to_thread(self._call, method, path, body)
 
 
-def queued_servers(users: list[dict[str, Any]]) -> list[tuple[str, str, str, dict[str, Any]]]:
-    """(user, server name, job id, user_options) of stopped servers holding a job to resume."""
-    found = []
-    for user in users:
-        for name, server in (user.get("servers") or {}).items():
-            if server.get("ready") or server.get("pending"):
-                continue
-            job_id = (server.get("state") or {}).get("resume_job_id")
-            if job_id:
-                found.append((user["name"], name, str(job_id), server.get("user_options") or {}))
-    return found
+def server_path(user: str, server: str) -> str:
+    base = f"/users/{quote(user)}/server"
+    return base if not server else f"/users/{quote(user)}/servers/{quote(server)}"
 
 
-async def resume_once(hub: HubAPI, slurm: SlurmClient) -> list[str]:
-    """Start again every forgotten server whose job Slurm still has; returns the users resumed."""
-    users = await hub.call("GET", "/users?include_stopped_servers=1&limit=10000")
-    if isinstance(users, dict):  # paginated form
-        users = users.get("items", [])
-    candidates = queued_servers(users)
-    if not candidates:
-        return []
-    jobs = await slurm.jobs([job_id for _, _, job_id, _ in candidates])
+def to_resume(server: dict[str, Any] | None, job_id: str) -> dict[str, Any] | None:
+    """The options to start a server again with, if the hub let it go while `job_id` waited."""
+    if server is None or server.get("ready") or server.get("pending"):
+        return None
+    if str((server.get("state") or {}).get("resume_job_id", "")) != job_id:
+        return None  # stopped on purpose, or another job: not ours to bring back
+    options = dict(server.get("user_options") or {})
+    options[RESUME_KEY] = job_id
+    return options
+
+
+async def resume_once(hub: HubAPI, slurm: SlurmClient, hub_id: str) -> list[str]:
+    """Start again every server the hub let go whose job Slurm still has; the ones resumed."""
     resumed = []
-    for user, name, job_id, options in candidates:
-        info = jobs.get(job_id)
-        if info is None or info.user != user or info.phase not in (Phase.QUEUED, Phase.RUNNING):
+    for job in await slurm.tagged():
+        tag = parse_tag(job.comment)
+        if not isinstance(tag, SessionTag) or tag.hub != hub_id or tag.user != job.user:
             continue
-        path = (
-            f"/users/{quote(user)}/server"
-            if not name
-            else f"/users/{quote(user)}/servers/{quote(name)}"
+        if job.phase not in _LIVE:
+            continue
+        model = await hub.call("GET", f"/users/{quote(tag.user)}?include_stopped_servers=1")
+        options = to_resume((model.get("servers") or {}).get(tag.server), job.job_id)
+        if options is None:
+            continue
+        log.info(
+            "Resuming %s's server %r on job %s (%s)", tag.user, tag.server, job.job_id, job.state
         )
-        log.info("Resuming %s's server %r (job %s, %s)", user, name, job_id, info.state)
         try:
-            await hub.call("POST", path, {"user_options": options})
-        except OSError as error:
-            log.error("Could not resume %s's server %r: %s", user, name, error)
+            await hub.call("POST", server_path(tag.user, tag.server), {"user_options": options})
+        except urllib.error.HTTPError as error:
+            log.error("Could not resume %s's server %r: %s", tag.user, tag.server, error)
             continue
-        resumed.append(user)
+        resumed.append(f"{tag.user}/{tag.server}" if tag.server else tag.user)
     return resumed
 
 
 async def main_async() -> None:
     hub = HubAPI(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"])
-    slurm = SlurmClient()
+    slurm = SlurmClient(
+        timeout=float(os.environ.get("PORTAL_SLURM_TIMEOUT", "20")),
+        bin_dir=os.environ.get("PORTAL_SLURM_BIN_DIR", ""),
+    )
+    hub_id = os.environ.get("PORTAL_HUB_ID", "local")
     # The hub lets go of waiting spawns while it checks its servers at start-up, which runs
     # alongside this service: look again every little while rather than once.
     for round_number in itertools.count():
         try:
-            resumed = await resume_once(hub, slurm)
+            resumed = await resume_once(hub, slurm, hub_id)
             if resumed:
                 log.info("Resumed the servers of %s", ", ".join(resumed))
         except (OSError, SlurmError) as error:
             log.info("Could not look for servers to resume: %s", error)
-        # Often in the first two minutes after a hub start, then once a minute (a list of users).
-        await asyncio.sleep(5 if round_number < 24 else 60)
+        # Often in the first two minutes after a hub start, then every half minute (one squeue).
+        await asyncio.sleep(3 if round_number < 40 else 30)
 
 
 def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname).1s %(asctime)s %(name)s] %(message)s"
     )
+    die_with_parent()  # never outlive the hub that runs this service
     # A hub started in the background of a script inherits SIGINT as ignored, and the hub stops
     # its services with SIGINT: take the default back so that this one ends when told to.
     signal.signal(signal.SIGINT, signal.default_int_handler)

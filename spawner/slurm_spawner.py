@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import pwd
-import re
-from collections.abc import AsyncIterator, Callable
-from pathlib import Path
+from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
-from batchspawner import SlurmSpawner
 from traitlets import Any as AnyTrait
-from traitlets import Bool, Float, Integer, List, Unicode
+from traitlets import Unicode
 
 from spawner import port_handler  # noqa: F401  (replaces the stock port callback)
-from spawner.core.jobs import JobInfo, Phase, start_progress
+from spawner.core.jobs import JobInfo
+from spawner.core.lifecycle import Do, Event, Seen, Stage, Step, poll_answer, step
 from spawner.core.poller import JobPoller
 from spawner.core.request import SpawnRequest
 from spawner.core.sbatch import (
@@ -25,7 +22,12 @@ from spawner.core.sbatch import (
     singleuser_command,
 )
 from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from spawner.core.states import Phase
+from spawner.core.tags import session_tag
 from spawner.errors import spawn_error
+from spawner.job_files import JobFiles
+from spawner.session_settings import SessionJobSettings
+from spawner.unused_traits import refuse_unused
 
 # How often to knock on the port while JupyterLab starts: a refused local connect costs well
 # under a millisecond, and every tick of waiting is added to the user's spawn time.
@@ -42,84 +44,49 @@ async def _accepts_connections(host: str, port: int, timeout: float) -> bool:
     return True
 
 
-class GpuSlurmSpawner(SlurmSpawner):
+class GpuSlurmSpawner(SessionJobSettings):
     """Runs JupyterLab in an sbatch job built from a validated SpawnRequest.
 
-    Compared with stock SlurmSpawner: argv instead of shell strings, one shared squeue for all
-    servers, the job id saved the moment sbatch returns, the pending reason shown while queued,
-    a job that dies while starting reported within seconds with its log, and a Slurm hiccup
-    never read as "the server is gone".
-    """
+    Built on batchspawner's SlurmSpawner for its traits and state (`job_id`, `req_*`), but every
+    part that talks to Slurm or decides what a job state means is replaced:
 
-    session_venv = Unicode(
-        "",
-        config=True,
-        help="Python venv the job activates before starting JupyterLab, e.g. /opt/gpuportal/venv.",
-    )
-    templates_dir = Unicode(
-        str(Path(__file__).resolve().parents[1] / "notebooks"),
-        config=True,
-        help="Notebooks every session finds in ~/templates, e.g. /opt/gpuportal/notebooks.",
-    )
-    shared_dir = Unicode(
-        "",
-        config=True,
-        help="The cluster's shared data area, linked as ~/shared in every session, e.g. /data.",
-    )
-    modules_init = Unicode(
-        "/etc/profile.d/lmod.sh",
-        config=True,
-        help="Script a job sources to get `module` when an environment is a list of modules, "
-        "e.g. /etc/profile.d/lmod.sh.",
-    )
-    listen_ip = Unicode(
-        "0.0.0.0",
-        config=True,
-        help="Address JupyterLab listens on in the job, e.g. 0.0.0.0, or 127.0.0.1 when the hub "
-        "runs on the same host as the nodes.",
-    )
-    log_dir = Unicode(
-        "{home}/.jupyterhub-logs",
-        config=True,
-        help="Where each job writes its log (created as the user), e.g. {home}/.jupyterhub-logs.",
-    )
-    run_as = List(
-        ["sudo", "-E", "-u", "{user}"],
-        config=True,
-        help="Prefix that runs sbatch/scancel as the user, e.g. ['sudo', '-E', '-u', '{user}'].",
-    )
-    slurm_bin_dir = Unicode("", config=True, help="Directory of the Slurm commands, e.g. /usr/bin.")
-    slurm_timeout = Float(20.0, config=True, help="Seconds before a Slurm command is given up.")
-    status_interval = Float(
-        1.0, config=True, help="Seconds between job checks while a server starts, e.g. 1.0."
-    )
-    poll_max_age = Float(
-        10.0,
-        config=True,
-        help="How stale (seconds) a shared squeue answer may be for the hub's periodic poll.",
-    )
-    log_tail_lines = Integer(
-        20, config=True, help="Lines of the job log shown when a job dies while starting."
-    )
+    - start/poll/stop carry out spawner.core.lifecycle, the one state machine of a session;
+      states mean what spawner.core.states says;
+    - Slurm is reached through spawner.core.slurm (argv lists, timeouts, process groups), with
+      one shared squeue for all servers (JobPoller), not batchspawner's shell command strings
+      (batch_submit_cmd, batch_query_cmd, batch_cancel_cmd, exec_prefix, req_*, batch_script:
+      refused at start-up, see _refuse_unused);
+    - each job carries a tag (--comment) naming hub, user and server, and is found by it: a
+      spawn adopts a job of its own server that still waits (a hub restart, a retried request,
+      an sbatch that timed out after submitting) instead of submitting a second one;
+    - the hub's token goes to the job in a 0600 file, never in the job's environment.
+    """
 
     # Set by the profile chooser before start(): the only source of job parameters.
     spawn_request = AnyTrait(None, allow_none=True)
-    # Set by the profile chooser: the job of this server's previous spawn, to re-attach to.
-    adopt_job_id = Unicode("")
-    # True once start() returned; saved in state so a poll after a hub restart can tell a
-    # server that was up from a spawn that was still waiting when the hub stopped.
-    reachable = Bool(False)
-    # A waiting job this spawner let go (hub restart): stop() must leave it for the resume.
-    detached_job_id = Unicode("")
-    # Set by the profile chooser: writes the hub's stored state now (called once sbatch returns).
-    persist_state: Callable[[], None] | None = None
+    # Set by the profile chooser for a resume after a hub restart: take over this queued job of
+    # the server's (found by its tag), and never submit one.
+    resume_job_id = Unicode("")
 
     _pollers: ClassVar[dict[tuple[Any, ...], JobPoller]] = {}
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        refuse_unused(self.config)
         self._port_ready = asyncio.Event()
-        self._job_info: JobInfo | None = None
+        self._info: JobInfo | None = None
+        self.stage = Stage.SUBMITTING
+        # What the user is told of the session now: the spawn-pending page while it starts,
+        # the home page once it is suspended, requeued or ended.
+        self.note = ""
+        self.progress_percent = 0
+        # Set when the hub, starting up, lets go of a server that was still starting: its job
+        # is kept for the resume, so stop() must leave it alone.
+        self.detached = False
+
+    @property
+    def tag(self) -> str:
+        return str(session_tag(hub=self.hub_id, user=self.user.name, server=self.name))
 
     def get_env(self) -> dict[str, str]:
         env: dict[str, str] = super().get_env()
@@ -146,9 +113,30 @@ class GpuSlurmSpawner(SlurmSpawner):
             self._pollers[key] = JobPoller(self.slurm)
         return self._pollers[key]
 
-    async def _home(self) -> str:
-        entry = await asyncio.to_thread(pwd.getpwnam, self.user.name)
-        return entry.pw_dir
+    async def _ask(self, max_age: float) -> Seen:
+        try:
+            info = await self.poller.job(self.job_id, max_age=max_age)
+        except SlurmUnavailable as error:
+            self.log.warning("Job %s: Slurm not answering (%s)", self.job_id, error.message)
+            return Seen(Event.SLURM_SILENT)
+        self._info = info
+        return Seen(Event.SLURM, info, port_known=self._port_ready.is_set())
+
+    def _advance(self, seen: Seen, *, hub_check: bool = False) -> Step:
+        result = step(self.stage, seen, job_id=self.job_id, hub_check=hub_check)
+        if result.stage is not self.stage:
+            self.log.info(
+                "Job %s of %s: %s -> %s", self.job_id, self.user.name, self.stage, result.stage
+            )
+        self.stage, self.note, self.progress_percent = result.stage, result.message, result.progress
+        return result
+
+    async def _own_jobs(self) -> list[JobInfo]:
+        """The live jobs carrying this server's tag; a spawn-time error if Slurm is silent."""
+        try:
+            return await self.slurm.tagged(self.tag, user=self.user.name)
+        except SlurmUnavailable as error:
+            raise _scheduler_silent(error) from None
 
     # -- start ----------------------------------------------------------------------------
 
@@ -157,36 +145,79 @@ class GpuSlurmSpawner(SlurmSpawner):
         self.port = port
         self._port_ready.set()
 
-    def _log_dir_in(self, home: str) -> str:
-        return self.log_dir.format(home=home)
+    async def start(self) -> tuple[str, int]:  # type: ignore[override]
+        request = self.spawn_request
+        if not self.resume_job_id and not isinstance(request, SpawnRequest):
+            raise spawn_error("No resource profile was chosen.", reason="no_profile")
+        self.port = 0
+        self._port_ready.clear()
+        self._info = None
+        self.stage, self.detached = Stage.SUBMITTING, False
+        self.job_id = await self._adopt_or_submit(request)
+        self.stage = Stage.QUEUED
+        host = await self._wait_until_reachable()
+        self.log.info("Job %s: JupyterLab at %s:%s", self.job_id, host, self.port)
+        return host, self.port
 
-    async def _log_dir(self) -> str:
-        return self._log_dir_in(await self._home())
-
-    def _token_file(self, log_dir: str) -> str:
-        server = re.sub(r"[^A-Za-z0-9_-]", "_", self.name) or "default"
-        return f"{log_dir}/token-{server}"
-
-    async def _hand_over_token(self, log_dir: str) -> str:
-        """Write this spawn's hub token where only the user (and so the job) can read it."""
-        path = self._token_file(log_dir)
-        result = await self.slurm.run_as_user(
-            self.user.name,
-            ["sh", "-c", 'umask 077 && mkdir -p "$1" && cat > "$2"', "sh", log_dir, path],
-            input_text=self.api_token,
-        )
-        if result.returncode != 0:
+    async def _adopt_or_submit(self, request: SpawnRequest | None) -> str:
+        """A queued job of this server's if there is one, else a new one: never two."""
+        log_dir = await self.files.log_dir()
+        adopted = await self._adopt(await self._own_jobs(), log_dir)
+        if adopted:
+            return adopted
+        if self.resume_job_id or request is None:
             raise spawn_error(
-                f"Could not prepare {log_dir} for the job: {result.stderr.strip()}",
-                reason="log_dir",
-                status_code=500,
+                f"Job {self.resume_job_id} no longer waits in the queue; nothing to resume.",
+                reason="nothing_to_resume",
             )
-        return path
+        try:
+            return await self._submit(request, log_dir)
+        except SlurmUnavailable as error:
+            # sbatch may have submitted before it was stopped: look for the job by its tag
+            # before saying anything, and take it over if it is there (exactly once). It holds
+            # this spawn's token, so it may already run.
+            self.log.warning("sbatch for %s gave no answer (%s)", self.user.name, error.message)
+            adopted = await self._adopt(await self._own_jobs(), log_dir, running_too=True)
+            if adopted:
+                return adopted
+            raise _scheduler_silent(error) from None
 
-    async def _submit(self, request: SpawnRequest) -> str:
-        home = await self._home()
-        log_dir = self._log_dir_in(home)  # one passwd lookup for both
-        token_file = await self._hand_over_token(log_dir)
+    async def _adopt(self, jobs: list[JobInfo], log_dir: str, *, running_too: bool = False) -> str:
+        """Take over the first job still waiting (handing it this spawn's token); cancel the rest.
+
+        A job that already runs started with a token the hub no longer knows (it was let go at
+        a hub restart, or its stop could not reach Slurm): it serves nobody.
+        """
+        wanted = WAITING | {Phase.RUNNING} if running_too else WAITING
+        usable = [job.job_id for job in jobs if job.phase in wanted]
+        keep = usable[0] if usable else ""
+        for job in jobs:
+            if job.job_id != keep:
+                self.log.warning("Job %s of %s serves nobody; cancelling it", job.job_id, self.tag)
+                await self._cancel(job.job_id)
+        if keep:
+            await self._hand_over_token(log_dir)
+            self.log.info("Took over job %s (%s)", keep, self.tag)
+        return keep
+
+    # -- the job's files: its log and the token hand-over ----------------------------------
+
+    @property
+    def files(self) -> JobFiles:
+        return JobFiles(
+            self.slurm, user=self.user.name, server=self.name, log_dir_template=self.log_dir
+        )
+
+    async def _hand_over_token(self, log_dir: str) -> None:
+        """Write this spawn's hub token where only the user (and so the job) can read it."""
+        try:
+            await self.files.write_token(log_dir, self.api_token)
+        except OSError as error:
+            raise spawn_error(str(error), reason="log_dir", status_code=500) from None
+
+    async def _submit(self, request: SpawnRequest, log_dir: str) -> str:
+        home = await self.files.home()
+        await self._hand_over_token(log_dir)
         self.ip = self.listen_ip  # JUPYTERHUB_SERVICE_URL in get_env() is built from it
         env = {k: v for k, v in self.get_env().items() if k not in TOKEN_VARS}
         job = SingleUserJob.from_request(
@@ -199,171 +230,128 @@ class GpuSlurmSpawner(SlurmSpawner):
                 self.get_args(), environment=request.environment, session_venv=self.session_venv
             ),
             venv=self.session_venv,
-            token_file=token_file,
+            token_file=self.files.token_file(log_dir),
             modules_init=self.modules_init,
+            tag=self.tag,
         )
-        script = render_singleuser_script(job)
         try:
-            job_id = await self.slurm.submit(script, user=self.user.name, env=env)
-        except SlurmUnavailable as error:
-            raise spawn_error(
-                f"The Slurm controller is not answering ({error.message}); try again in a minute.",
-                reason="slurm_unavailable",
-                status_code=503,
-            ) from None
+            job_id = await self.slurm.submit(
+                render_singleuser_script(job), user=self.user.name, env=env
+            )
+        except SlurmUnavailable:
+            raise  # the caller looks for the job by its tag
         except SlurmError as error:
             raise spawn_error(
                 f"Slurm refused the job: {error.message}", reason="slurm_rejected"
             ) from None
         self.log.info(
-            "Submitted job %s for %s (%s, %s s)",
+            "Submitted job %s (%s, %s, %s s)",
             job_id,
-            self.user.name,
+            self.tag,
             request.profile.slug,
             request.runtime,
         )
         return job_id
 
-    async def start(self) -> tuple[str, int]:  # type: ignore[override]
-        request = self.spawn_request
-        if not isinstance(request, SpawnRequest):
-            raise spawn_error("No resource profile was chosen.", reason="no_profile")
-        self.port = 0
-        self._port_ready.clear()
-        self._job_info = None
-        self.job_id = await self._reattach() or await self._submit(request)
-        if self.persist_state is not None:
-            # Saved now, not when the server is up: a hub restart while the job waits keeps it.
-            self.persist_state()
-        host = await self._wait_until_reachable()
-        self.reachable = True
-        self.log.info("Job %s: JupyterLab at %s:%s", self.job_id, host, self.port)
-        return host, self.port
-
-    async def _reattach(self) -> str:
-        """The job of an earlier spawn of this server, if it still waits in the queue.
-
-        After a hub restart the resume service starts the server again; rather than submit a
-        second job (and lose the place in the queue) the new spawn takes over the queued one,
-        handing it this spawn's token. A job that already started without the hub cannot be
-        reached with the new token, so it is cancelled and a fresh one submitted.
-        """
-        job_id, self.adopt_job_id = self.adopt_job_id, ""
-        if not job_id:
-            return ""
-        try:
-            info = await self.poller.job(job_id, max_age=0.0)
-        except SlurmUnavailable:
-            return ""
-        if info is None or info.user != self.user.name:
-            return ""
-        if info.phase is Phase.QUEUED:
-            await self._hand_over_token(await self._log_dir())
-            self.log.info("Re-attached %s's server to queued job %s", self.user.name, job_id)
-            return job_id
-        if info.phase in (Phase.RUNNING, Phase.SUSPENDED):
-            self.log.warning("Job %s started while the hub was away; replacing it", job_id)
-            await self._cancel(job_id)
-        return ""
+    # -- waiting for JupyterLab -----------------------------------------------------------
 
     async def _wait_until_reachable(self) -> str:
+        asked_since_port = False
         while True:
-            # Ask Slurm afresh only when the port has come but the job's host is not yet known.
-            known = self._job_info is not None and self._job_info.phase is Phase.RUNNING
-            max_age = 0.0 if self._port_ready.is_set() and not known else self.status_interval
-            try:
-                info = await self.poller.job(self.job_id, max_age=max_age)
-            except SlurmUnavailable as error:
-                self.log.warning("Job %s: Slurm not answering (%s)", self.job_id, error.message)
-                info = self._job_info
-            else:
-                if info is None or info.phase in (Phase.ENDED, Phase.ENDING):
-                    await self._fail_started_job(info)
-            self._job_info = info
-            if info is not None and info.phase is Phase.RUNNING and self._port_ready.is_set():
+            # Ask Slurm afresh once right after the port came (the job's host is needed then);
+            # otherwise a shared answer up to status_interval old will do.
+            port_known = self._port_ready.is_set()
+            result = self._advance(
+                await self._ask(
+                    0.0 if port_known and not asked_since_port else self.status_interval
+                )
+            )
+            asked_since_port = port_known
+            if result.do is Do.FAIL:
+                await self._fail_start(result.message)
+            if result.do is Do.CONNECT and self._info is not None:
                 # Return only once JupyterLab accepts connections, so that a job dying here
-                # (a broken user config, say) is caught by the loop, not by the hub's long
-                # http_timeout.
-                if await _accepts_connections(info.host, self.port, self.status_interval):
-                    return info.host
+                # (a broken user config, say) is caught by this loop, not the hub's http_timeout.
+                if await _accepts_connections(self._info.host, self.port, self.status_interval):
+                    self._advance(Seen(Event.LAB_ANSWERED))
+                    return self._info.host
                 continue
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._port_ready.wait(), timeout=self.status_interval)
+            if port_known:
+                # Suspended or back in the queue after it reported: wait, never spin.
+                await asyncio.sleep(self.status_interval)
+            else:
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._port_ready.wait(), timeout=self.status_interval)
 
-    async def _fail_started_job(self, info: JobInfo | None) -> None:
+    async def _fail_start(self, message: str) -> None:
         job_id = self.job_id
-        state = info.state if info else "gone from the queue"
-        tail = await self._log_tail(job_id)
-        self.poller.untrack(job_id)
-        self.clear_state()
-        message = f"The JupyterLab job {job_id} ended while starting ({state})."
+        tail = await self.files.log_tail(job_id, self.log_tail_lines)
+        await self._cancel(job_id)  # a job Slurm could requeue must not come back alone
+        await self._forget()
         if tail:
             message += f" Last lines of its log:\n{tail}"
         raise spawn_error(message, reason="job_ended", status_code=500)
 
-    async def _log_tail(self, job_id: str) -> str:
-        try:
-            log_dir = await self._log_dir()
-            result = await self.slurm.run_as_user(
-                self.user.name,
-                ["tail", "-n", str(self.log_tail_lines), f"{log_dir}/jupyter-{job_id}.log"],
-            )
-        except (OSError, KeyError, SlurmError) as error:
-            self.log.warning("Job %s: could not read its log: %s", job_id, error)
-            return ""
-        return result.stdout.strip() if result.returncode == 0 else ""
-
     async def progress(self) -> AsyncIterator[dict[str, Any]]:  # type: ignore[override]
         last = ""
         while True:
-            message, percent = start_progress(self.job_id, self._job_info)
+            message = self.note or "Submitting the job to Slurm..."
             if message != last:
-                yield {"progress": percent, "message": message}
+                yield {"progress": self.progress_percent or 10, "message": message}
                 last = message
             await asyncio.sleep(0.5)
 
-    # -- poll and stop ---------------------------------------------------------------------
+    # -- state, poll and stop ----------------------------------------------------------------
 
     def get_state(self) -> dict[str, Any]:
         state: dict[str, Any] = super().get_state()
-        if self.reachable:
-            state["reachable"] = True
+        if self.job_id:
+            state["stage"] = self.stage.value
         return state
 
     def load_state(self, state: dict[str, Any]) -> None:
         super().load_state(state)
-        self.reachable = bool(state.get("reachable", False))
+        stage = state.get("stage") or ("ready" if state.get("reachable") else "submitting")
+        self.stage = Stage(stage) if stage in {s.value for s in Stage} else Stage.SUBMITTING
 
     def clear_state(self) -> None:
         super().clear_state()
-        self.reachable = False
+        self.stage = Stage.SUBMITTING
 
     async def poll(self) -> int | None:  # type: ignore[override]
-        if not self.job_id:
-            return 0
-        try:
-            info = await self.poller.job(self.job_id, max_age=self.poll_max_age)
-        except SlurmUnavailable as error:
-            # Not knowing is not "gone": keep the server, ask again next poll.
-            self.log.warning("Job %s: Slurm not answering (%s)", self.job_id, error.message)
-            return None
-        alive = info is not None and info.phase in (Phase.QUEUED, Phase.RUNNING, Phase.SUSPENDED)
-        if alive and not self.reachable:
-            # A spawn that was still waiting when the hub stopped. The hub will call it gone
-            # and stop it; keep the job for the resume service, which starts the server again
-            # and re-attaches to it.
-            self.log.info("Job %s was waiting when the hub stopped; keeping it", self.job_id)
-            self.detached_job_id = self.job_id
+        return await self.poll_session()
+
+    async def poll_session(self, *, hub_check: bool = False) -> int | None:
+        """The hub's poll, carried out by the lifecycle (hub_check: the hub is starting up)."""
+        if self.detached:
             return 1
-        if info is not None and info.phase in (Phase.RUNNING, Phase.SUSPENDED):
-            return None
-        if info is not None and info.phase is Phase.QUEUED:
-            # Requeued after it ran (node failure, preemption): its JupyterLab is gone and a
-            # later restart would be unreachable, so end it rather than leave an orphan.
-            self.log.warning("Job %s went back to the queue; cancelling it", self.job_id)
+        if not self.job_id:
+            # A spawn stopped before sbatch answered, or a hub that stopped before it saved the
+            # job id: the tag finds the job if there is one.
+            try:
+                jobs = await self.slurm.tagged(self.tag, user=self.user.name)
+            except SlurmUnavailable:
+                return 1 if hub_check else None
+            if not jobs:
+                return 0
+            self.job_id = jobs[0].job_id
+        result = self._advance(await self._ask(self.poll_max_age), hub_check=hub_check)
+        answer = poll_answer(result)
+        if result.do is Do.DETACH:
+            self.log.info(
+                "Job %s was starting when the hub stopped; kept for the resume", self.job_id
+            )
+            self.detached = True
+        elif result.do is Do.CANCEL:
             await self._cancel(self.job_id)
+        if answer is not None and not self.detached:
+            self.log.info("%s: %s", self.tag, result.message)
+            await self._forget()
+        return answer
+
+    async def _forget(self) -> None:
         self.poller.untrack(self.job_id)
-        return 1
+        await self.files.remove_token()
 
     async def _cancel(self, job_id: str) -> None:
         delay = 0.5
@@ -375,23 +363,46 @@ class GpuSlurmSpawner(SlurmSpawner):
                 self.log.warning("scancel %s failed (try %d): %s", job_id, attempt + 1, error)
                 await asyncio.sleep(delay)
                 delay *= 2
+            except SlurmError as error:
+                self.log.warning("scancel %s: %s", job_id, error.message)
+                return
         self.log.error("Job %s could not be cancelled; it ends at its time limit", job_id)
 
     async def stop(self, now: bool = False) -> None:  # type: ignore[override]
-        job_id = self.job_id
-        if not job_id:
-            return
-        if job_id == self.detached_job_id:
-            return  # kept for the resume service (see poll)
-        self.log.info("Stopping job %s of %s", job_id, self.user.name)
-        await self._cancel(job_id)
+        if self.detached:
+            return  # kept for the resume (see poll_session)
+        job_ids = {self.job_id} if self.job_id else set()
+        with contextlib.suppress(SlurmUnavailable):
+            # A submission still in flight when the stop came is found by its tag.
+            job_ids |= {
+                job.job_id for job in await self.slurm.tagged(self.tag, user=self.user.name)
+            }
+        self._advance(Seen(Event.STOP))
+        for job_id in sorted(job_ids):
+            self.log.info("Stopping job %s (%s)", job_id, self.tag)
+            await self._cancel(job_id)
         if not now:
-            for _ in range(40):
-                try:
-                    info = await self.poller.job(job_id, max_age=0.0)
-                except SlurmUnavailable:
-                    break
-                if info is None or info.phase is Phase.ENDED:
-                    break
-                await asyncio.sleep(0.25)
-        self.poller.untrack(job_id)
+            await self._wait_gone(job_ids)
+        await self._forget()
+
+    async def _wait_gone(self, job_ids: set[str]) -> None:
+        for _ in range(40):
+            try:
+                jobs = await self.slurm.jobs(job_ids)
+            except SlurmUnavailable:
+                return
+            if all(info.phase is Phase.ENDED for info in jobs.values()):
+                return
+            await asyncio.sleep(0.25)
+
+
+# The phases in which a job has not started yet, and so can be taken over.
+WAITING = frozenset({Phase.QUEUED, Phase.REQUEUED})
+
+
+def _scheduler_silent(error: SlurmError) -> Exception:
+    return spawn_error(
+        f"The scheduler is not answering ({error.message}); try again in a minute.",
+        reason="slurm_unavailable",
+        status_code=503,
+    )

@@ -10,6 +10,7 @@ from spawner.core.environments import SoftwareEnvironment
 from spawner.core.profiles import default_profile_config, load_profiles
 from spawner.core.request import parse_user_options
 from spawner.core.sbatch import SingleUserJob, singleuser_command
+from spawner.core.tags import session_tag
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 PROFILES = load_profiles(default_profile_config())
@@ -49,6 +50,7 @@ def golden_job(slug: str, user: str = "alice", environment: str = "") -> SingleU
         ),
         venv="/opt/gpuportal/venv",
         token_file=f"/home/{user}/.jupyterhub-logs/token-default",
+        tag=str(session_tag(hub="local", user=user, server="")),
     )
 
 

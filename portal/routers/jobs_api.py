@@ -118,7 +118,7 @@ async def cancel_job(
 ) -> JobPublic:
     """Cancel the job (scancel, as its owner)."""
     record = _own(session, caller, job_id)
-    if record.slurm_job_id and record.state not in job_service.TERMINAL:
+    if record.slurm_job_id and not job_service.settled(record.state):
         try:
             await slurm.cancel(record.slurm_job_id, user=record.user)
         except SlurmUnavailable:

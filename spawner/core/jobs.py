@@ -2,40 +2,16 @@
 
 from __future__ import annotations
 
-import enum
 import re
 from dataclasses import dataclass
 
-# One line per job; '|' cannot appear in any of these fields.
-SQUEUE_FORMAT = "%i|%T|%r|%B|%S|%u"
-SQUEUE_FIELDS = 6
+from spawner.core.states import JobState, Phase, job_state, phase_of
 
+# One line per job. '|' appears in none of these fields but the comment, which comes last and
+# is split off whole (users may put anything in their own jobs' comments).
+SQUEUE_FORMAT = "%i|%T|%r|%B|%S|%u|%l|%N|%k"
+SQUEUE_FIELDS = 9
 
-class Phase(enum.Enum):
-    """What a job state means for a notebook server."""
-
-    QUEUED = "queued"  # not started yet (pending, configuring, requeued)
-    RUNNING = "running"
-    SUSPENDED = "suspended"  # still holds its allocation; the server comes back on resume
-    ENDING = "ending"  # completing: the server is already gone
-    ENDED = "ended"  # terminal, or no longer known to Slurm
-
-
-_PHASES = {
-    "PENDING": Phase.QUEUED,
-    "CONFIGURING": Phase.QUEUED,
-    "REQUEUED": Phase.QUEUED,
-    "REQUEUE_HOLD": Phase.QUEUED,
-    "REQUEUE_FED": Phase.QUEUED,
-    "RESV_DEL_HOLD": Phase.QUEUED,
-    "RUNNING": Phase.RUNNING,
-    "RESIZING": Phase.RUNNING,
-    "SIGNALING": Phase.RUNNING,
-    "STAGE_OUT": Phase.ENDING,
-    "SUSPENDED": Phase.SUSPENDED,
-    "STOPPED": Phase.SUSPENDED,
-    "COMPLETING": Phase.ENDING,
-}
 
 # Slurm's reason codes for a waiting job, in the words a data scientist needs.
 PENDING_REASONS = {
@@ -62,11 +38,6 @@ PENDING_REASONS = {
 }
 
 
-def phase_of(state: str) -> Phase:
-    """What a Slurm state means; states not listed are terminal (COMPLETED, FAILED, ...)."""
-    return _PHASES.get(state, Phase.ENDED)
-
-
 def describe_reason(reason: str) -> str:
     return PENDING_REASONS.get(reason, f"Slurm says: {reason}")
 
@@ -81,10 +52,17 @@ class JobInfo:
     host: str
     start: str
     user: str
+    time_limit: str = ""  # as squeue prints it: "8:00:00", "1-00:00:00"
+    nodes: str = ""  # every node of the job ("gpu[01-02]"); host is the batch host
+    comment: str = ""  # the tag the portal gave the job (see spawner.core.tags)
 
     @property
     def phase(self) -> Phase:
         return phase_of(self.state)
+
+    @property
+    def described(self) -> JobState:
+        return job_state(self.state)
 
     def waiting_message(self) -> str:
         """Why a queued job waits, and when Slurm expects it to start if it knows."""
@@ -93,17 +71,6 @@ class JobInfo:
         if self.start and self.start not in ("N/A", "Unknown"):
             message += f" Expected start: {self.start.replace('T', ' ')}."
         return message
-
-
-def start_progress(job_id: str, info: JobInfo | None) -> tuple[str, int]:
-    """What the spawn-pending page says of a starting server's job, and how far along it is."""
-    if not job_id:
-        return "Submitting the job to Slurm...", 10
-    if info is None or info.phase is Phase.QUEUED:
-        return (info.waiting_message() if info else f"Job {job_id} submitted."), 30
-    if info.phase is Phase.RUNNING:
-        return f"Job {job_id} is running on {info.host}; JupyterLab is starting...", 70
-    return f"Job {job_id} is {info.state.lower()}.", 90
 
 
 class ParseError(ValueError):
@@ -130,12 +97,15 @@ def parse_squeue(output: str) -> dict[str, JobInfo]:
     for line in output.splitlines():
         if not line.strip():
             continue
-        parts = line.split("|")
+        parts = line.split("|", SQUEUE_FIELDS - 1)
         if len(parts) != SQUEUE_FIELDS:
             raise ParseError(f"unexpected squeue line {line!r}")
-        job_id, state, reason, host, start, user = (part.strip() for part in parts)
+        job_id, state, reason, host, start, user, limit, nodes = (p.strip() for p in parts[:-1])
         host = "" if host in ("n/a", "(null)", "None assigned") else host
-        jobs[job_id] = JobInfo(job_id, state, reason, host, start, user)
+        nodes = "" if nodes in ("n/a", "(null)", "None assigned") else nodes
+        comment = parts[-1].strip()
+        comment = "" if comment == "(null)" else comment
+        jobs[job_id] = JobInfo(job_id, state, reason, host, start, user, limit, nodes, comment)
     return jobs
 
 

@@ -27,6 +27,7 @@ USERNAME_RE = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
 PATH_RE = re.compile(r"/[A-Za-z0-9_./%-]*")
 ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ARG_RE = re.compile(r"[^\x00-\x1f\x7f]*")
+TAG_RE = re.compile(r"[A-Za-z0-9:._@+-]+")
 # Environment variables that hold the server's hub token.
 TOKEN_VARS = frozenset({"JUPYTERHUB_API_TOKEN", "JPY_API_TOKEN"})
 
@@ -62,9 +63,13 @@ class SingleUserJob:
     environment: SoftwareEnvironment | None = None
     # Sourced before `module load` when the environment is a list of modules.
     modules_init: str = "/etc/profile.d/lmod.sh"
+    # sbatch --comment: names hub, user and server, so the job is found again by its tag.
+    tag: str = ""
 
     def __post_init__(self) -> None:
         _check(USERNAME_RE, self.user, "user name")
+        if self.tag:
+            _check(TAG_RE, self.tag, "job tag")
         _check(SLUG_RE, self.profile, "profile")
         _check(SLURM_NAME_RE, self.partition, "partition")
         _check(PATH_RE, self.output, "output path")
@@ -116,6 +121,7 @@ class SingleUserJob:
         venv: str = "",
         token_file: str = "",
         modules_init: str = "/etc/profile.d/lmod.sh",
+        tag: str = "",
     ) -> SingleUserJob:
         profile = request.profile
         return cls(
@@ -135,6 +141,7 @@ class SingleUserJob:
             extra_options=profile.sbatch_options,
             environment=request.environment,
             modules_init=modules_init,
+            tag=tag,
         )
 
 
@@ -187,4 +194,5 @@ def render_singleuser_script(job: SingleUserJob, *, templates_dir: Path = TEMPLA
         extra_options=job.extra_options,
         environment=job.environment,
         modules_init=job.modules_init,
+        tag=job.tag,
     )

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
+import signal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -16,6 +19,7 @@ from spawner.core.jobs import (
     parse_squeue,
 )
 from spawner.core.partitions import SINFO_FORMAT, Partition, parse_sinfo
+from spawner.core.tags import parse_tag
 
 log = logging.getLogger(__name__)
 
@@ -58,23 +62,42 @@ async def run_command(
     env: Mapping[str, str] | None = None,
     timeout: float,
 ) -> CommandResult:
-    """Run argv, feed it input_text, and kill it if it outlives timeout."""
+    """Run argv, feed it input_text, and kill it (its whole process group) if it outlives timeout.
+
+    The group matters: under `sudo -u USER sbatch`, killing sudo alone can leave sbatch running,
+    and a submission that goes through after we gave up is a duplicate job. Killing the group
+    makes that unlikely; looking the job up by its tag afterwards (spawner.core.tags) makes it
+    exact.
+    """
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE if input_text is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         env=dict(env) if env is not None else None,
+        start_new_session=True,
     )
     data = input_text.encode() if input_text is not None else None
     try:
         out, err = await asyncio.wait_for(proc.communicate(data), timeout)
     except TimeoutError:
-        proc.kill()
-        await proc.wait()
+        await _kill_group(proc)
         raise SlurmUnavailable(argv, -9, f"no answer within {timeout:g} s") from None
+    except asyncio.CancelledError:
+        await _kill_group(proc)
+        raise
     returncode = proc.returncode if proc.returncode is not None else -1
     return CommandResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+
+
+async def _kill_group(proc: asyncio.subprocess.Process) -> None:
+    # TERM first, which sudo relays to the command it runs; then KILL whatever is left.
+    for sig, grace in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, sig)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), grace)
+            return
 
 
 def _first_line(text: str) -> str:
@@ -144,6 +167,23 @@ class SlurmClient:
                 return {}
             _raise_for(argv, result)
         return parse_squeue(result.stdout)
+
+    async def tagged(self, tag: str | None = None, *, user: str = "") -> list[JobInfo]:
+        """Live jobs (queued, running, suspended, ending) whose comment is `tag`, in one squeue.
+
+        With no tag: every live job that carries one of the portal's tags (see parse_tag).
+        This is how a job is found again after a hub restart or a submission that timed out.
+        """
+        argv = [self._bin + "squeue", "--noheader", f"--format={SQUEUE_FORMAT}"]
+        if user:
+            argv.append(f"--user={user}")
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        jobs = parse_squeue(result.stdout).values()
+        if tag is None:
+            return [job for job in jobs if parse_tag(job.comment) is not None]
+        return [job for job in jobs if job.comment == tag]
 
     async def job_detail(self, job_id: str) -> JobDetail | None:
         """What scontrol knows of one job (until Slurm forgets it, MinJobAge after it ends)."""

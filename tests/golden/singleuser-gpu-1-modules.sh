@@ -11,6 +11,7 @@
 #SBATCH --output=/home/alice/.jupyterhub-logs/jupyter-%j.log
 #SBATCH --chdir=/home/alice
 #SBATCH --export=HOME,JUPYTERHUB_API_URL,PATH,USER
+#SBATCH --comment=gpuportal:session:local:alice:
 
 set -eo pipefail
 # The job runs as the user, outside the hub's environment: activate the session's Python.
@@ -19,9 +20,9 @@ source /opt/gpuportal/venv/bin/activate
 type module >/dev/null 2>&1 || source /etc/profile.d/lmod.sh
 module load demo-tools/1.0 cuda/12.4
 # The hub's token reaches the job in a file only the user can read, not in the job's environment:
-# Slurm keeps no copy, and a hub restart can renew it while the job waits in the queue.
+# Slurm keeps no copy, and a hub restart can renew it while the job waits in the queue. The file
+# stays while the job lives (a requeued job reads it again); the hub removes it when it ends.
 JUPYTERHUB_API_TOKEN=$(cat /home/alice/.jupyterhub-logs/token-default)
 export JUPYTERHUB_API_TOKEN JPY_API_TOKEN="$JUPYTERHUB_API_TOKEN"
-rm -f /home/alice/.jupyterhub-logs/token-default
 # exec, so that scancel's SIGTERM reaches JupyterLab itself and it shuts down cleanly.
 exec /opt/gpuportal/venv/bin/python -m spawner.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab

@@ -11,14 +11,15 @@
 #SBATCH --output=/home/alice/.jupyterhub-logs/jupyter-%j.log
 #SBATCH --chdir=/home/alice
 #SBATCH --export=HOME,JUPYTERHUB_API_URL,PATH,USER
+#SBATCH --comment=gpuportal:session:local:alice:
 
 set -eo pipefail
 # Software environment analysis (chosen on the spawn page): its Python runs JupyterLab.
 source /opt/gpuportal/envs/analysis/bin/activate
 # The hub's token reaches the job in a file only the user can read, not in the job's environment:
-# Slurm keeps no copy, and a hub restart can renew it while the job waits in the queue.
+# Slurm keeps no copy, and a hub restart can renew it while the job waits in the queue. The file
+# stays while the job lives (a requeued job reads it again); the hub removes it when it ends.
 JUPYTERHUB_API_TOKEN=$(cat /home/alice/.jupyterhub-logs/token-default)
 export JUPYTERHUB_API_TOKEN JPY_API_TOKEN="$JUPYTERHUB_API_TOKEN"
-rm -f /home/alice/.jupyterhub-logs/token-default
 # exec, so that scancel's SIGTERM reaches JupyterLab itself and it shuts down cleanly.
 exec python -m spawner.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab

@@ -66,7 +66,9 @@ def test_running_and_queued_servers_survive_a_hub_restart(hub: Hub, clean: None)
         response = hub.api(
             bob, "POST", "/users/bob/server", json={"user_options": {"profile": "gpu-1"}}
         )
-        assert response.status_code == 202, response.text
+        # 202, or 201 after an earlier failed spawn of bob's: JupyterHub 6.1's get_spawner
+        # (replace_failed) answers from a spawner it never stores, which is not pending.
+        assert response.status_code in (201, 202), response.text
         [bob_job_id] = wait_for(lambda: user_jobs("bob", "%i"), 20, "bob's job")
         wait_for(lambda: job_state(bob_job_id) == "PENDING|Resources", 30, "bob's job to wait")
         message = queued_message(hub, bob, "bob")

@@ -133,7 +133,7 @@ def test_job_dying_while_starting_fails_fast_with_its_log(hub: Hub, clean: None)
             message = response.json()["message"]
         elapsed = time.monotonic() - begun
         assert elapsed < 30, f"took {elapsed:.0f} s (the start timeout is 300 s)"
-        assert re.search(r"job \d+ ended while starting", message), message
+        assert re.search(r"job \d+ failed while starting \(FAILED\)", message), message
         assert "bob broke his jupyter config on purpose" in message
         assert user_jobs("bob") == []
     finally:

@@ -1,23 +1,22 @@
 import pytest
 
 from spawner.core.jobs import (
-    JobInfo,
     ParseError,
     Phase,
     parse_sbatch_parsable,
     parse_scontrol_job,
     parse_squeue,
-    start_progress,
 )
 
 SQUEUE = """\
-4|RUNNING|None|gpu01|2026-11-22T10:13:58|alice
-5|PENDING|Resources|n/a|2026-11-22T18:13:58|bob
-6|PENDING|QOSMaxGRESPerUser|n/a|N/A|carol
-7|SUSPENDED|None|gpu02|2026-11-22T09:00:00|alice
-8|COMPLETING|None|gpu02|2026-11-22T09:00:00|alice
-9|NODE_FAIL|None|gpu02|2026-11-22T09:00:00|bob
-10|REQUEUED|BeginTime|n/a|N/A|bob
+4|RUNNING|None|gpu01|2026-11-22T10:13:58|alice|8:00:00|gpu01|gpuportal:session:local:alice:
+5|PENDING|Resources|n/a|2026-11-22T18:13:58|bob|1-00:00:00|(null)|(null)
+6|PENDING|QOSMaxGRESPerUser|n/a|N/A|carol|8:00:00||
+7|SUSPENDED|None|gpu02|2026-11-22T09:00:00|alice|8:00:00|gpu02|
+8|COMPLETING|None|gpu02|2026-11-22T09:00:00|alice|8:00:00|gpu02|
+9|NODE_FAIL|None|gpu02|2026-11-22T09:00:00|bob|8:00:00|gpu02|
+10|REQUEUED|BeginTime|n/a|N/A|bob|8:00:00|(null)|
+11|RUNNING|None|gpu01|2026-11-22T09:00:00|bob|2:00|gpu[01-02]|my|own|comment
 """
 
 
@@ -28,7 +27,16 @@ def test_squeue_lines_become_jobs():
     assert jobs["7"].phase is Phase.SUSPENDED
     assert jobs["8"].phase is Phase.ENDING
     assert jobs["9"].phase is Phase.ENDED
-    assert jobs["10"].phase is Phase.QUEUED
+    assert jobs["10"].phase is Phase.REQUEUED
+
+
+def test_squeue_lines_carry_limit_nodes_and_the_whole_comment():
+    jobs = parse_squeue(SQUEUE)
+    assert (jobs["4"].time_limit, jobs["4"].nodes) == ("8:00:00", "gpu01")
+    assert jobs["4"].comment == "gpuportal:session:local:alice:"
+    assert (jobs["5"].nodes, jobs["5"].comment) == ("", "")
+    # A user's own comment may hold the separator: it is the last field, kept whole.
+    assert (jobs["11"].nodes, jobs["11"].comment) == ("gpu[01-02]", "my|own|comment")
 
 
 def test_waiting_message_explains_the_reason_and_start():
@@ -42,7 +50,7 @@ def test_waiting_message_explains_the_reason_and_start():
 
 
 def test_unknown_reason_is_passed_through():
-    job = parse_squeue("11|PENDING|SomeNewReason|n/a|N/A|bob")["11"]
+    job = parse_squeue("11|PENDING|SomeNewReason|n/a|N/A|bob|8:00:00||")["11"]
     assert "Slurm says: SomeNewReason" in job.waiting_message()
 
 
@@ -87,20 +95,3 @@ def test_scontrol_detail_of_a_pending_job_has_no_exit_code_yet() -> None:
     assert detail is not None
     assert (detail.exit_code, detail.start_time, detail.nodes) == (None, "", "")
     assert parse_scontrol_job("") is None
-
-
-def test_start_progress_follows_the_job() -> None:
-    assert start_progress("", None) == ("Submitting the job to Slurm...", 10)
-    assert start_progress("7", None) == ("Job 7 submitted.", 30)
-    queued = JobInfo("7", "PENDING", "Resources", "", "N/A", "alice")
-    assert start_progress("7", queued) == (
-        "Job 7 is queued: waiting for GPUs to become free.",
-        30,
-    )
-    running = JobInfo("7", "RUNNING", "None", "gpu01", "", "alice")
-    assert start_progress("7", running) == (
-        "Job 7 is running on gpu01; JupyterLab is starting...",
-        70,
-    )
-    ended = JobInfo("7", "FAILED", "None", "gpu01", "", "alice")
-    assert start_progress("7", ended) == ("Job 7 is failed.", 90)

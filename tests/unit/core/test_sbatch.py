@@ -36,7 +36,8 @@ def test_two_gpu_script_asks_for_the_derived_resources():
 def test_the_token_comes_from_a_file_and_is_never_exported():
     script = render_singleuser_script(golden_job("gpu-1"))
     assert "JUPYTERHUB_API_TOKEN=$(cat /home/alice/.jupyterhub-logs/token-default)" in script
-    assert "rm -f /home/alice/.jupyterhub-logs/token-default" in script
+    # Kept while the job lives, so that a requeued job can read it again (the hub removes it).
+    assert "rm -f" not in script
     with pytest.raises(ScriptError, match="token"):
         _with(export_vars=("PATH", "JUPYTERHUB_API_TOKEN"))
 
@@ -53,6 +54,8 @@ def _with(**changes):
     [
         {"partition": "gpu\n#SBATCH --uid=0"},
         {"user": "alice\nrm"},
+        {"tag": "gpuportal:session:local:alice:\n#SBATCH --uid=0"},
+        {"tag": "a b"},
         {"output": "/home/alice/log\n#SBATCH --mem=1T"},
         {"workdir": "relative/dir"},
         {"venv": "/opt/venv; rm -rf /"},

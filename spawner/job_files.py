@@ -1,0 +1,66 @@
+"""A session job's files in the user's home: its log, and the hub token handed to it.
+
+Everything here runs as the user (home directories may be root-squashed NFS), through the Slurm
+client's run-as prefix and timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import pwd
+import re
+
+from spawner.core.slurm import SlurmClient, SlurmError
+
+log = logging.getLogger(__name__)
+
+
+class JobFiles:
+    def __init__(self, slurm: SlurmClient, *, user: str, server: str, log_dir_template: str):
+        self._slurm = slurm
+        self._user = user
+        self._server = server
+        self._template = log_dir_template
+
+    async def home(self) -> str:
+        entry = await asyncio.to_thread(pwd.getpwnam, self._user)
+        return entry.pw_dir
+
+    async def log_dir(self) -> str:
+        return self._template.format(home=await self.home())
+
+    def token_file(self, log_dir: str) -> str:
+        server = re.sub(r"[^A-Za-z0-9_-]", "_", self._server) or "default"
+        return f"{log_dir}/token-{server}"
+
+    async def write_token(self, log_dir: str, token: str) -> str:
+        """The token in a 0600 file that only the user (and so the job) can read."""
+        path = self.token_file(log_dir)
+        result = await self._slurm.run_as_user(
+            self._user,
+            ["sh", "-c", 'umask 077 && mkdir -p "$1" && cat > "$2"', "sh", log_dir, path],
+            input_text=token,
+        )
+        if result.returncode != 0:
+            raise OSError(f"Could not prepare {log_dir} for the job: {result.stderr.strip()}")
+        return path
+
+    async def remove_token(self) -> None:
+        """Once the job has ended (the job itself keeps it: a requeued job reads it again)."""
+        try:
+            path = self.token_file(await self.log_dir())
+            await self._slurm.run_as_user(self._user, ["rm", "-f", path])
+        except (OSError, KeyError, SlurmError) as error:
+            log.warning("Could not remove the token file of %s: %s", self._user, error)
+
+    async def log_tail(self, job_id: str, lines: int) -> str:
+        try:
+            log_dir = await self.log_dir()
+            result = await self._slurm.run_as_user(
+                self._user, ["tail", "-n", str(lines), f"{log_dir}/jupyter-{job_id}.log"]
+            )
+        except (OSError, KeyError, SlurmError) as error:
+            log.warning("Job %s: could not read its log: %s", job_id, error)
+            return ""
+        return result.stdout.strip() if result.returncode == 0 else ""

@@ -1,0 +1,69 @@
+"""The settings of GpuSlurmSpawner, apart from its logic (set them as c.GpuSlurmSpawner.NAME)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from batchspawner import SlurmSpawner
+from traitlets import Float, Integer, List, Unicode
+
+
+class SessionJobSettings(SlurmSpawner):
+    """Every option of a notebook session's Slurm job, each with an example."""
+
+    session_venv = Unicode(
+        "",
+        config=True,
+        help="Python venv the job activates before starting JupyterLab, e.g. /opt/gpuportal/venv.",
+    )
+    templates_dir = Unicode(
+        str(Path(__file__).resolve().parents[1] / "notebooks"),
+        config=True,
+        help="Notebooks every session finds in ~/templates, e.g. /opt/gpuportal/notebooks.",
+    )
+    shared_dir = Unicode(
+        "",
+        config=True,
+        help="The cluster's shared data area, linked as ~/shared in every session, e.g. /data.",
+    )
+    modules_init = Unicode(
+        "/etc/profile.d/lmod.sh",
+        config=True,
+        help="Script a job sources to get `module` when an environment is a list of modules, "
+        "e.g. /etc/profile.d/lmod.sh.",
+    )
+    listen_ip = Unicode(
+        "0.0.0.0",
+        config=True,
+        help="Address JupyterLab listens on in the job, e.g. 0.0.0.0, or 127.0.0.1 when the hub "
+        "runs on the same host as the nodes.",
+    )
+    log_dir = Unicode(
+        "{home}/.jupyterhub-logs",
+        config=True,
+        help="Where each job writes its log (created as the user), e.g. {home}/.jupyterhub-logs.",
+    )
+    run_as = List(
+        ["sudo", "-E", "-u", "{user}"],
+        config=True,
+        help="Prefix that runs sbatch/scancel as the user, e.g. ['sudo', '-E', '-u', '{user}'].",
+    )
+    slurm_bin_dir = Unicode("", config=True, help="Directory of the Slurm commands, e.g. /usr/bin.")
+    slurm_timeout = Float(20.0, config=True, help="Seconds before a Slurm command is given up.")
+    status_interval = Float(
+        1.0, config=True, help="Seconds between job checks while a server starts, e.g. 1.0."
+    )
+    poll_max_age = Float(
+        10.0,
+        config=True,
+        help="How stale (seconds) a shared squeue answer may be for the hub's periodic poll.",
+    )
+    log_tail_lines = Integer(
+        20, config=True, help="Lines of the job log shown when a job dies while starting."
+    )
+    hub_id = Unicode(
+        "local",
+        config=True,
+        help="Names this hub in its jobs' tags (sbatch --comment), so that hubs sharing a "
+        "cluster never take each other's jobs, e.g. 'ds-hub'. Letters, digits, ._@+- only.",
+    )
