@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import spawner.port_handler  # noqa: F401  the port-only callback replaces batchspawner's
+from spawner.unused_traits import refuse_unused
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
 
@@ -64,6 +65,8 @@ c.Spawner.args = ["--LabApp.extension_manager=readonly"]
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = 300
 c.Spawner.http_timeout = 60
+# How often the hub asks each server's job how it is (one shared squeue for all of them).
+c.Spawner.poll_interval = int(os.environ.get("PORTAL_POLL_INTERVAL", "30"))
 
 # -- the portal (live profiles, admin pages, REST API) at /services/portal/ -------------
 # The hub gives the portal this token; the spawner presents it to read every profile.
@@ -144,3 +147,6 @@ c.JupyterHub.load_roles = [
         "services": ["spawn-resumer"],
     },
 ]
+
+# A batchspawner setting GpuSlurmSpawner does not read stops the hub here, saying what to set.
+refuse_unused(c)

@@ -30,7 +30,7 @@ def parse_port(body: Any) -> int:
 
 class PortCallbackHandler(APIHandler):
     @web.authenticated
-    def post(self) -> None:
+    async def post(self) -> None:
         user = self.current_user
         token = self.get_auth_token()
         spawner = next(
@@ -50,8 +50,20 @@ class PortCallbackHandler(APIHandler):
         else:
             target.port = port
         self.log.info("%s reported port %d", spawner._log_name, port)
+        if spawner.ready and hasattr(target, "current_host"):
+            # A session that is already served started again (Slurm requeued its job): point
+            # the route at where JupyterLab runs now.
+            await self._move_route(user, spawner, await target.current_host(), port)
         self.set_status(201)
         self.finish(json.dumps({"message": "port recorded"}))
+
+    async def _move_route(self, user: Any, spawner: Any, host: str, port: int) -> None:
+        if not host or spawner.server is None:
+            return
+        spawner.server.ip, spawner.server.port = host, port
+        self.db.commit()
+        await self.proxy.add_user(user, spawner.name)
+        self.log.info("%s moved to %s:%d", spawner._log_name, host, port)
 
 
 def install() -> None:

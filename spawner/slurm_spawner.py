@@ -145,6 +145,14 @@ class GpuSlurmSpawner(SessionJobSettings):
         self.port = port
         self._port_ready.set()
 
+    async def current_host(self) -> str:
+        """Where the job runs now, asked afresh (a requeued job may run on another node)."""
+        try:
+            info = await self.poller.job(self.job_id, max_age=0.0)
+        except SlurmUnavailable:
+            return ""
+        return info.host if info is not None else ""
+
     async def start(self) -> tuple[str, int]:  # type: ignore[override]
         request = self.spawn_request
         if not self.resume_job_id and not isinstance(request, SpawnRequest):
@@ -323,8 +331,8 @@ class GpuSlurmSpawner(SessionJobSettings):
 
     async def poll_session(self, *, hub_check: bool = False) -> int | None:
         """The hub's poll, carried out by the lifecycle (hub_check: the hub is starting up)."""
-        if self.detached:
-            return 1
+        if self.detached or self.stage is Stage.ENDED:
+            return 1  # and the note saying why stays as it is
         if not self.job_id:
             # A spawn stopped before sbatch answered, or a hub that stopped before it saved the
             # job id: the tag finds the job if there is one.

@@ -46,6 +46,8 @@ class Hub:
             PORTAL_HUB_STATE=str(self.state),
             PORTAL_HUB_PORT=str(self.port),
             PORTAL_SESSION_VENV=str(VENV_BIN.parent),
+            # Faults (suspend, requeue, time limit) show within seconds, not half a minute.
+            PORTAL_POLL_INTERVAL="3",
             PATH=f"{VENV_BIN}:{env.get('PATH', '')}",
         )
         log = self.log_path.open("ab")

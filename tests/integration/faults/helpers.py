@@ -1,0 +1,48 @@
+"""Shared steps of the fault tests: fill the GPUs, read a job's state, a user's home page."""
+
+from __future__ import annotations
+
+import subprocess
+
+import requests
+
+from tests.hubproc import Hub
+
+BLOCKER = "#!/bin/bash\n#SBATCH -o /dev/null\n#SBATCH --mem=1G\n#SBATCH -t 00:10:00\nsleep 600\n"
+
+
+def fill_gpus(*nodes: str, gpus: int = 4) -> list[str]:
+    """Take every GPU of the nodes as carol, so that the next request has to wait."""
+    return [
+        subprocess.run(
+            ["sudo", "-u", "carol", "sbatch", "--parsable", f"--gres=gpu:{gpus}", f"-w{node}"],
+            input=BLOCKER,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        for node in nodes
+    ]
+
+
+def state_of(job_id: str) -> str:
+    return subprocess.run(
+        ["squeue", "-h", "--states=all", f"--jobs={job_id}", "-o", "%T"],
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+
+
+def scontrol(*args: str) -> None:
+    subprocess.run(["scontrol", *args], check=True, capture_output=True, timeout=20)
+
+
+def home_page(hub: Hub, session: requests.Session) -> str:
+    response = session.get(f"{hub.url}/hub/home", timeout=30)
+    assert response.status_code == 200, response.status_code
+    return response.text
+
+
+def spawn(hub: Hub, session: requests.Session, user: str, **options: str) -> requests.Response:
+    body = {"user_options": {"profile": "gpu-1", **options}}
+    return hub.api(session, "POST", f"/users/{user}/server", json=body)

@@ -1,0 +1,69 @@
+"""A hub killed with -9, then started again: every running and queued server is kept, on the
+same jobs, and no service of the old hub runs on."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+
+import pytest
+
+from tests.hubproc import Hub, wait_for
+from tests.integration.conftest import cancel_user_jobs, user_jobs
+from tests.integration.faults.helpers import fill_gpus, spawn, state_of
+
+pytestmark = pytest.mark.integration
+
+
+def _service_pids(hub_pid: int) -> set[str]:
+    """The hub's managed services (portal, spawn-resumer): its children running `-m ...`."""
+    out = subprocess.run(
+        ["pgrep", "-P", str(hub_pid), "-f", r"-m (portal|spawner\.resume_service)$"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    return set(out.split())
+
+
+def _alive(pids: set[str]) -> set[str]:
+    return {pid for pid in pids if os.path.exists(f"/proc/{pid}")}
+
+
+def test_hub_killed_keeps_running_and_queued_servers(hub: Hub, clean: None):
+    alice = hub.login("alice")
+    assert spawn(hub, alice, "alice").status_code in (201, 202)
+    hub.wait_ready(alice, "alice")
+    [alice_job] = user_jobs("alice", "%i|%B")
+    alice_id, node = alice_job.split("|")
+    other = "gpu02" if node == "gpu01" else "gpu01"
+    try:
+        blockers = fill_gpus(node, gpus=3) + fill_gpus(other)
+        wait_for(lambda: all(state_of(j) == "RUNNING" for j in blockers), 30, "blockers")
+        bob = hub.login("bob")
+        assert spawn(hub, bob, "bob").status_code in (201, 202)
+        [bob_id] = wait_for(lambda: user_jobs("bob", "%i"), 20, "bob's job")
+        wait_for(lambda: state_of(bob_id) == "PENDING", 20, "bob's job to wait")
+
+        assert hub.proc is not None
+        old_services = _service_pids(hub.proc.pid)
+        assert len(old_services) == 2, "the hub's two services are not running"
+        os.kill(hub.proc.pid, signal.SIGKILL)
+        hub.proc.wait()
+        # The services die with the hub (parent-death signal), not with parent 1 beside the next.
+        wait_for(lambda: not _alive(old_services), 10, "the old services to end")
+        hub.proc = None
+        hub.start()
+
+        alice = hub.login("alice")
+        assert hub.server(alice, "alice")["ready"] is True
+        assert user_jobs("alice", "%i|%T") == [f"{alice_id}|RUNNING"]
+        bob = hub.login("bob")
+        wait_for(lambda: (hub.server(bob, "bob") or {}).get("pending") == "spawn", 30, "resume")
+        assert user_jobs("bob", "%i|%T") == [f"{bob_id}|PENDING"]  # none cancelled, none added
+
+        cancel_user_jobs("carol")
+        hub.wait_ready(bob, "bob", timeout=120)
+        assert user_jobs("bob", "%i|%T") == [f"{bob_id}|RUNNING"]
+    finally:
+        cancel_user_jobs("carol")

@@ -1,0 +1,58 @@
+"""A running session through the states Slurm can put its job in: the server is kept while the
+job comes back by itself, and ends with a message saying why when it does not."""
+
+from __future__ import annotations
+
+import pytest
+import requests
+
+from tests.hubproc import Hub, wait_for
+from tests.integration.conftest import user_jobs
+from tests.integration.faults.helpers import home_page, scontrol, spawn, state_of
+
+pytestmark = pytest.mark.integration
+
+
+def _lab_answers(hub: Hub, session: requests.Session, user: str) -> bool:
+    token = hub.api(session, "POST", f"/users/{user}/tokens", json={"note": "t"}).json()["token"]
+    url = f"{hub.url}/user/{user}/api/status"
+    try:
+        response = requests.get(url, headers={"Authorization": f"token {token}"}, timeout=5)
+    except requests.RequestException:
+        return False
+    return response.status_code == 200
+
+
+def test_suspended_then_requeued_session_is_kept_and_comes_back(hub: Hub, clean: None):
+    alice = hub.login("alice")
+    assert spawn(hub, alice, "alice").status_code in (201, 202)
+    hub.wait_ready(alice, "alice")
+    [job_id] = user_jobs("alice", "%i")
+
+    scontrol("suspend", job_id)
+    note = "was suspended by an administrator. It goes on where it was when it is resumed."
+    wait_for(lambda: note in home_page(hub, alice), 20, "the home page to say so")
+    assert hub.server(alice, "alice")["ready"] is True
+    scontrol("resume", job_id)
+    wait_for(lambda: note not in home_page(hub, alice), 20, "the note to go")
+    wait_for(lambda: _lab_answers(hub, alice, "alice"), 30, "JupyterLab to answer again")
+
+    scontrol("requeue", job_id)
+    note = "was put back in the queue by Slurm. JupyterLab starts again when it runs"
+    wait_for(lambda: note in home_page(hub, alice), 30, "the home page to say so")
+    assert hub.server(alice, "alice") is not None
+    # Slurm starts the same job again (after its requeue delay); the route follows JupyterLab.
+    wait_for(lambda: state_of(job_id) == "RUNNING", 180, "the requeued job to run", step=2)
+    wait_for(lambda: _lab_answers(hub, alice, "alice"), 60, "JupyterLab to answer again")
+    wait_for(lambda: note not in home_page(hub, alice), 20, "the note to go")
+    assert user_jobs("alice", "%i") == [job_id]
+
+
+def test_session_at_its_time_limit_ends_with_a_message(hub: Hub, clean: None):
+    alice = hub.login("alice")
+    assert spawn(hub, alice, "alice", runtime="00:01:00").status_code in (201, 202)
+    hub.wait_ready(alice, "alice")
+    wait_for(lambda: hub.server(alice, "alice") is None, 180, "the time limit", step=2)
+    assert "Your session (job" in home_page(hub, alice)
+    assert "reached its 1 min time limit." in home_page(hub, alice)
+    assert user_jobs("alice") == []
