@@ -19,7 +19,7 @@ pytestmark = pytest.mark.integration
 def _service_pids(hub_pid: int) -> set[str]:
     """The hub's managed services (portal, spawn-resumer): its children running `-m ...`."""
     out = subprocess.run(
-        ["pgrep", "-P", str(hub_pid), "-f", r"-m (portal|spawner\.resume_service)$"],
+        ["pgrep", "-P", str(hub_pid), "-f", r"python3? -m (portal|spawner\.resume_service)$"],
         capture_output=True,
         text=True,
     ).stdout
