@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, ClassVar
 
 from jupyterhub.auth import Authenticator
-from traitlets import Float, Set, Unicode
+from tornado import web
+from traitlets import Float, Integer, Set, Unicode
 
 from spawner.core.directory import DirectorySettings, DirectoryUnavailable, authenticate
 
@@ -35,7 +37,34 @@ class ClusterLDAPAuthenticator(Authenticator):
         config=True,
         help="LDAP groups whose members are hub admins, e.g. {'hpc-admins'}.",
     )
-    timeout = Float(5.0, config=True, help="Seconds before LDAP is given up, e.g. 5.")
+    timeout = Float(
+        4.5,
+        config=True,
+        help="Seconds a login waits for LDAP in all before it is told the directory is not "
+        "answering, e.g. 4.5.",
+    )
+    ldap_threads = Integer(
+        4,
+        config=True,
+        help="Threads for LDAP calls, e.g. 4: their own, so that a hung directory never holds "
+        "the threads spawns use (home-directory lookups).",
+    )
+    max_waiting_logins = Integer(
+        32,
+        config=True,
+        help="Logins that may wait for LDAP at once, e.g. 32; more are told at once to retry.",
+    )
+
+    _pools: ClassVar[dict[int, ThreadPoolExecutor]] = {}
+    _waiting = 0
+
+    @property
+    def _pool(self) -> ThreadPoolExecutor:
+        if self.ldap_threads not in self._pools:
+            self._pools[self.ldap_threads] = ThreadPoolExecutor(
+                self.ldap_threads, thread_name_prefix="ldap"
+            )
+        return self._pools[self.ldap_threads]
 
     def _settings(self) -> DirectorySettings:
         return DirectorySettings(
@@ -44,24 +73,31 @@ class ClusterLDAPAuthenticator(Authenticator):
             group_base=self.group_search_base,
             bind_dn=self.lookup_dn,
             bind_password=self.lookup_password,
-            timeout=self.timeout,
+            # Each LDAP operation gets part of the login's budget (a login makes four).
+            timeout=max(1.0, self.timeout / 2),
         )
 
     async def authenticate(self, handler: Any, data: dict[str, str]) -> dict[str, Any] | None:
         login = (data.get("username") or "").strip().lower()
         password = data.get("password") or ""
+        if self._waiting >= self.max_waiting_logins:
+            self.log.warning("Login of %s refused: %d logins wait for LDAP", login, self._waiting)
+            raise _directory_error("is busy with other logins")
+        type(self)._waiting += 1
         try:
-            found = await asyncio.wait_for(
-                asyncio.to_thread(authenticate, self._settings(), login, password),
-                timeout=self.timeout * 3,
+            call = asyncio.get_running_loop().run_in_executor(
+                self._pool, authenticate, self._settings(), login, password
             )
+            found = await asyncio.wait_for(call, timeout=self.timeout)
         except (DirectoryUnavailable, TimeoutError) as error:
-            self.log.error("LDAP unavailable for login %s: %s", login, error)
-            return None
+            self.log.error("LDAP unavailable for login %s: %s", login, error or "timed out")
+            raise _directory_error("is not answering") from None
         except Exception:
             # A failed login page, never a 500: whatever LDAP did, this login does not pass.
             self.log.exception("LDAP login of %s failed unexpectedly", login)
             return None
+        finally:
+            type(self)._waiting -= 1
         if found is None:
             return None
         if self.allowed_ldap_groups and not (found.groups & self.allowed_ldap_groups):
@@ -81,3 +117,13 @@ class ClusterLDAPAuthenticator(Authenticator):
         if authentication is not None:
             return True
         return bool(await super().check_allowed(username, authentication))
+
+
+def _directory_error(what: str) -> web.HTTPError:
+    # Not "invalid username or password": the password may be right, and the user should
+    # know to try again rather than doubt it.
+    return web.HTTPError(
+        503,
+        f"The cluster's user directory (LDAP) {what}, so your password cannot be checked "
+        "right now. Please try again in a minute.",
+    )
