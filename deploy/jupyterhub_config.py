@@ -58,6 +58,11 @@ c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.
 # Names this hub in its jobs' tags (sbatch --comment): a restarted hub finds its jobs by it.
 hub_id = os.environ.get("PORTAL_HUB_ID", "local")
 c.GpuSlurmSpawner.hub_id = hub_id
+# Where the Slurm commands are, and how long one may take (empty: on PATH; 20 s).
+slurm_bin_dir = os.environ.get("PORTAL_SLURM_BIN_DIR", "")
+slurm_timeout = os.environ.get("PORTAL_SLURM_TIMEOUT", "20")
+c.GpuSlurmSpawner.slurm_bin_dir = slurm_bin_dir
+c.GpuSlurmSpawner.slurm_timeout = float(slurm_timeout)
 # Users cannot pip-install into the shared session venv, so the PyPI extension manager's
 # install buttons could only fail; the read-only one lists what is installed (and starts faster).
 # (Spawner, not GpuSlurmSpawner: the profile chooser links its own args onto the child.)
@@ -119,7 +124,12 @@ c.JupyterHub.services = [
     {
         "name": "spawn-resumer",
         "command": [sys.executable, "-m", "spawner.resume_service"],
-        "environment": {"PORTAL_HUB_ID": hub_id},
+        # The same Slurm settings as the spawner's.
+        "environment": {
+            "PORTAL_HUB_ID": hub_id,
+            "PORTAL_SLURM_BIN_DIR": slurm_bin_dir,
+            "PORTAL_SLURM_TIMEOUT": slurm_timeout,
+        },
     },
     {
         "name": "portal",

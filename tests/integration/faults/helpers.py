@@ -6,7 +6,7 @@ import subprocess
 
 import requests
 
-from tests.hubproc import Hub
+from tests.hubproc import Hub, wait_for
 
 BLOCKER = "#!/bin/bash\n#SBATCH -o /dev/null\n#SBATCH --mem=1G\n#SBATCH -t 00:10:00\nsleep 600\n"
 
@@ -46,3 +46,16 @@ def home_page(hub: Hub, session: requests.Session) -> str:
 def spawn(hub: Hub, session: requests.Session, user: str, **options: str) -> requests.Response:
     body = {"user_options": {"profile": "gpu-1", **options}}
     return hub.api(session, "POST", f"/users/{user}/server", json=body)
+
+
+def failed_spawn_message(
+    hub: Hub, session: requests.Session, user: str, response: requests.Response
+) -> str:
+    """What a failed spawn told the user, whether it failed before the hub answered the POST
+    or after (a 202, then the failure in the progress stream the spawn page reads)."""
+    if response.status_code != 202:
+        return str(response.json()["message"])
+    wait_for(lambda: hub.server(session, user) is None, 60, f"{user}'s failed server to go")
+    url = f"{hub.url}/hub/api/users/{user}/server/progress"
+    stream = session.get(url, timeout=30, stream=True)
+    return stream.raw.read(65536, decode_content=True).decode(errors="replace")

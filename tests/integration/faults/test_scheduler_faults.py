@@ -1,0 +1,106 @@
+"""The scheduler misbehaving: slurmctld down, a node set down, an sbatch that answers too late.
+
+None of them loses a server or duplicates a job; a spawn that cannot reach Slurm is told so.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.hubproc import REPO, Hub, wait_for
+from tests.integration.conftest import cancel_user_jobs, user_jobs
+from tests.integration.faults.helpers import (
+    failed_spawn_message,
+    home_page,
+    scontrol,
+    spawn,
+    state_of,
+)
+
+pytestmark = pytest.mark.integration
+
+SLURMCTLD_PID = Path("/var/lib/portal-local/run/slurmctld.pid")
+
+
+def _start_cluster() -> None:
+    subprocess.run(["bash", str(REPO / "deploy/local/cluster.sh"), "start"], check=True)
+
+
+def test_slurmctld_down_removes_no_server_and_a_spawn_is_told(hub: Hub, clean: None):
+    alice = hub.login("alice")
+    assert spawn(hub, alice, "alice").status_code in (201, 202)
+    hub.wait_ready(alice, "alice")
+    [job_id] = user_jobs("alice", "%i")
+    bob = hub.login("bob")
+    subprocess.run(["kill", SLURMCTLD_PID.read_text().strip()], check=True)
+    try:
+        wait_for(
+            lambda: subprocess.run(["squeue"], capture_output=True).returncode != 0, 20, "down"
+        )
+        response = spawn(hub, bob, "bob")
+        assert response.status_code in (202, 503), response.text
+        message = failed_spawn_message(hub, bob, "bob", response)
+        assert "The scheduler is not answering" in message, message
+        assert "try again in a minute" in message
+        time.sleep(10)  # several hub polls (every 3 s here) with Slurm silent
+        assert hub.server(alice, "alice")["ready"] is True
+    finally:
+        _start_cluster()
+    assert user_jobs("alice", "%i|%T") == [f"{job_id}|RUNNING"]
+    assert hub.server(alice, "alice")["ready"] is True
+    assert user_jobs("bob") == []
+
+
+def test_a_node_set_down_requeues_the_session_which_is_kept(hub: Hub, clean: None):
+    alice = hub.login("alice")
+    assert spawn(hub, alice, "alice").status_code in (201, 202)
+    hub.wait_ready(alice, "alice")
+    [job] = user_jobs("alice", "%i|%N")
+    job_id, node = job.split("|")
+    try:
+        scontrol("update", f"nodename={node}", "state=down", "reason=fault-test")
+        # Slurm kills the job on the node and puts it back in the queue (JobRequeue=1).
+        wait_for(lambda: state_of(job_id) == "PENDING", 20, "the job to be requeued")
+        note = f"Your session (job {job_id}) was put back in the queue by Slurm."
+        wait_for(lambda: note in home_page(hub, alice), 20, "the home page to say so")
+        assert hub.server(alice, "alice") is not None
+    finally:
+        _start_cluster()  # brings the node back if it is still down
+
+
+@pytest.fixture
+def late_sbatch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hub]:
+    """A hub of its own whose sbatch submits, then answers only after the spawner gave up."""
+    # Outside pytest's 0700 temporary tree: sbatch runs as bob.
+    bin_dir = Path(tempfile.mkdtemp(prefix="late-sbatch-"))
+    bin_dir.chmod(0o755)
+    (bin_dir / "sbatch").write_text('#!/bin/sh\n/usr/bin/sbatch "$@"\nexec sleep 60\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    for command in ("squeue", "scancel", "scontrol", "sinfo"):
+        (bin_dir / command).symlink_to(f"/usr/bin/{command}")
+    monkeypatch.setenv("PORTAL_SLURM_BIN_DIR", str(bin_dir))
+    monkeypatch.setenv("PORTAL_SLURM_TIMEOUT", "3")
+    state = tmp_path / "hub"
+    state.mkdir(mode=0o700)
+    instance = Hub(state, 8400)
+    instance.start()
+    yield instance
+    instance.stop()
+    cancel_user_jobs("bob")
+    shutil.rmtree(bin_dir)
+
+
+def test_an_sbatch_that_times_out_after_submitting_gives_one_job(hub: Hub, clean, late_sbatch):
+    bob = late_sbatch.login("bob")
+    assert spawn(late_sbatch, bob, "bob").status_code in (201, 202)
+    late_sbatch.wait_ready(bob, "bob", timeout=60)
+    assert len(user_jobs("bob")) == 1  # found by its tag and taken over: not submitted twice
+    assert "sbatch for bob gave no answer" in late_sbatch.log_tail(200)
+    assert subprocess.run(["pgrep", "-f", "exec sleep 60|^sleep 60$"]).returncode != 0
