@@ -141,6 +141,7 @@ c.JupyterHub.services = [
         "oauth_client_allowed_scopes": ["read:users!user"],
         "environment": {
             "PORTAL_DATABASE_URL": portal_db,
+            "PORTAL_HUB_ID": hub_id,
             "PORTAL_ADMIN_GROUPS": '["hpc-admins"]',
             "PORTAL_DEFAULT_PARTITION": os.environ.get("PORTAL_PARTITION", "gpu"),
             "PORTAL_SEED_ENVIRONMENTS": json.dumps(seed_environments),

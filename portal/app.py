@@ -15,7 +15,7 @@ from portal.cluster import ClusterUnavailable, PartitionCatalog
 from portal.crud import SlugTaken, VersionConflict
 from portal.deps import LoginRequired, PageForbidden
 from portal.identity import STATE_COOKIE_NAME, HubIdentity
-from portal.job_service import IdempotencyMismatch, JobRejected, JobWatcher
+from portal.job_service import IdempotencyMismatch, JobRejected, JobWatcher, SubmissionUncertain
 from portal.models import Profile
 from portal.profile_service import RuleViolation
 from portal.routers import (
@@ -71,7 +71,7 @@ def create_app(
     app.state.catalog = catalog or PartitionCatalog(
         app.state.slurm.partitions, max_age=settings.cluster_cache_seconds
     )
-    app.state.watcher = JobWatcher(app.state.slurm)
+    app.state.watcher = JobWatcher(app.state.slurm, settings=settings)
     app.state.templates = Jinja2Templates(directory=str(TEMPLATES_DIR / "portal"))
     for router in (
         profiles_api.router,
@@ -141,7 +141,19 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(SlurmUnavailable)
     async def _slurm_down(_request: Request, error: SlurmUnavailable) -> Response:
         return JSONResponse(
-            {"detail": f"Slurm is not answering ({error.message}); nothing was submitted. Retry."},
+            {"detail": f"Slurm is not answering ({error.message}); nothing was done. Retry."},
+            status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
+
+    @app.exception_handler(SubmissionUncertain)
+    async def _uncertain(_request: Request, error: SubmissionUncertain) -> Response:
+        return JSONResponse(
+            {
+                "detail": f"Slurm did not answer in time, so job {error.record_id} may or may "
+                "not have been submitted. It shows as SUBMITTING in your job list until Slurm "
+                "answers again; retry with the same Idempotency-Key, never a new one.",
+                "job": error.record_id,
+            },
             status.HTTP_503_SERVICE_UNAVAILABLE,
         )
 

@@ -12,6 +12,7 @@ import logging
 import pwd
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from sqlalchemy import select
@@ -30,6 +31,7 @@ from spawner.core.jobs import JobDetail
 from spawner.core.runtime import format_runtime, parse_runtime
 from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from spawner.core.states import Phase, job_state, phase_of
+from spawner.core.tags import batch_tag
 
 log = logging.getLogger(__name__)
 
@@ -204,25 +206,67 @@ async def submit(
         if earlier is None:
             raise
         return Submitted(earlier, created=False)
+    tag = record_tag(record, settings)
     try:
         await _make_output_dir(slurm, user, job.output.rsplit("/", 1)[0])
         env = {"HOME": home, "USER": user, "PATH": "/usr/bin:/bin"}
-        job_id = await slurm.submit(script, user=user, env=env)
-    except (SlurmError, OSError) as error:
-        # Nothing was submitted: drop the record so that a retry with the key tries again.
-        session.delete(record)
-        session.commit()
-        if isinstance(error, SlurmUnavailable):
+        job_id = await slurm.submit(script, user=user, env=env, tag=tag)
+    except SlurmUnavailable as error:
+        # sbatch may have submitted before it was stopped: the tag says (exactly once).
+        try:
+            found = await slurm.tagged(tag, user=user, alive_only=False)
+        except SlurmUnavailable:
+            # Maybe submitted, maybe not: keep the record; the watcher settles it by its tag,
+            # and a retry with the same key gets this record rather than a second job.
+            record.reason = f"sbatch gave no answer ({error.message})"
+            session.commit()
+            raise SubmissionUncertain(record.id) from None
+        if not found:
+            _drop(session, record)
             raise
+        job_id = found[0].job_id
+    except (SlurmError, OSError) as error:
+        _drop(session, record)
         message = error.message if isinstance(error, SlurmError) else str(error)
         raise JobRejected(message) from None
-    record.slurm_job_id = job_id
-    record.output = record.output.replace("%j", job_id)
-    record.state = "PENDING"
-    record.updated_at = utcnow()
+    _submitted(record, job_id)
     session.commit()
     log.info("Submitted job %s (%s, %s) for %s", job_id, job.name, job.launcher, user)
     return Submitted(record, created=True)
+
+
+class SubmissionUncertain(Exception):
+    """sbatch and squeue both gave no answer: the job may or may not have been submitted."""
+
+    def __init__(self, record_id: int) -> None:
+        super().__init__(record_id)
+        self.record_id = record_id
+
+
+def record_tag(record: JobRecord, settings: PortalSettings) -> str:
+    # The id alone may repeat (a new database, a test's): with the time, no finished job of an
+    # earlier record that Slurm still lists can be taken for this one.
+    stamp = round(_aware(record.submitted_at).timestamp() * 1e6)  # microseconds
+    return str(batch_tag(hub=settings.hub_id, user=record.user, key=f"{record.id}.{stamp}"))
+
+
+def _aware(moment: datetime) -> datetime:
+    # Stored in UTC; SQLite hands the time back without its zone.
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def _drop(session: Session, record: JobRecord) -> None:
+    # Nothing was submitted: drop the record so that a retry with the key tries again.
+    session.delete(record)
+    session.commit()
+
+
+def _submitted(record: JobRecord, job_id: str) -> None:
+    record.slurm_job_id = job_id
+    record.output = record.output.replace("%j", job_id)
+    record.state = "PENDING"
+    record.reason = ""
+    record.updated_at = utcnow()
 
 
 # Output directories made in this process: one `sudo mkdir` per user, not one per job.
@@ -257,20 +301,35 @@ class JobWatcher:
     """Keeps job records in step with Slurm: one squeue for all live jobs, at most every
     `min_interval` seconds however many people look at their job lists."""
 
-    def __init__(self, slurm: SlurmClient, *, min_interval: float = 2.0) -> None:
+    def __init__(
+        self,
+        slurm: SlurmClient,
+        *,
+        min_interval: float = 2.0,
+        settings: PortalSettings | None = None,
+    ) -> None:
         self._slurm = slurm
         self._min_interval = min_interval
         self._last = 0.0
         self._lock = asyncio.Lock()
+        self._settings = settings or PortalSettings()
+        # A submission still in flight is not "uncertain" yet: give sbatch its whole timeout.
+        self._settle_after = 3 * self._settings.slurm_timeout
 
     async def refresh(self, session: Session, records: list[JobRecord]) -> None:
         live = [r for r in records if r.slurm_job_id and not settled(r.state)]
-        if not live:
+        unsure = [r for r in records if self._uncertain(r)]
+        if not live and not unsure:
             return
         async with self._lock:
             if time.monotonic() - self._last < self._min_interval:
                 return
             self._last = time.monotonic()
+            if unsure:
+                await self._settle(unsure)
+            if not live:
+                session.commit()
+                return
             try:
                 seen = await self._slurm.jobs(r.slurm_job_id for r in live)
             except SlurmError as error:
@@ -288,6 +347,26 @@ class JobWatcher:
                     # Ended (or gone): scontrol has the exit code and the times.
                     await self._update_from_scontrol(record)
             session.commit()
+
+    def _uncertain(self, record: JobRecord) -> bool:
+        if record.slurm_job_id or record.state != "SUBMITTING":
+            return False
+        return (utcnow() - _aware(record.updated_at)).total_seconds() > self._settle_after
+
+    async def _settle(self, records: list[JobRecord]) -> None:
+        """Records whose sbatch never answered: the job carrying the tag, or none at all."""
+        try:
+            found = await self._slurm.tagged(alive_only=False)
+            tagged = {job.comment: job.job_id for job in found}
+        except SlurmError as error:
+            log.warning("Could not ask squeue about unanswered submissions: %s", error)
+            return
+        for record in records:
+            job_id = tagged.get(record_tag(record, self._settings))
+            if job_id:
+                _submitted(record, job_id)
+            else:
+                record.state, record.updated_at = "NOT_SUBMITTED", utcnow()
 
     async def _update_from_scontrol(self, record: JobRecord) -> None:
         try:

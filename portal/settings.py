@@ -37,6 +37,9 @@ class PortalSettings(BaseSettings):
     cores_per_gpu: int = Field(8, description="The per-GPU rule for multi-node jobs: cores.")
     mem_per_gpu_gb: int = Field(48, description="The per-GPU rule for multi-node jobs: GB.")
     default_partition: str = Field("gpu", description="Partition of the seeded profiles.")
+    hub_id: str = Field(
+        "local", description="Names the hub in job tags (sbatch --comment), e.g. ds-hub."
+    )
     slurm_bin_dir: str = Field("", description="Directory of sinfo, e.g. /usr/bin; empty: PATH.")
     slurm_timeout: float = Field(10.0, description="Seconds before sinfo is given up.")
     cluster_cache_seconds: float = Field(

@@ -133,11 +133,22 @@ class SlurmClient:
         return [*(part.replace("{user}", user) for part in self._run_as), *argv]
 
     async def submit(
-        self, script: str, *, user: str, env: Mapping[str, str], test_only: bool = False
+        self,
+        script: str,
+        *,
+        user: str,
+        env: Mapping[str, str],
+        test_only: bool = False,
+        tag: str = "",
     ) -> str:
-        """Submit script as user; return the job id (or sbatch's verdict with test_only)."""
+        """Submit script as user; return the job id (or sbatch's verdict with test_only).
+
+        tag: the job's comment (spawner.core.tags), by which it is found again if sbatch times
+        out after submitting.
+        """
+        options = [f"--comment={tag}"] if tag else []
         argv = self._as_user(
-            user, self._bin + "sbatch", "--test-only" if test_only else "--parsable"
+            user, self._bin + "sbatch", "--test-only" if test_only else "--parsable", *options
         )
         result = await run_command(argv, input_text=script, env=env, timeout=self._timeout)
         if result.returncode != 0:
@@ -168,19 +179,24 @@ class SlurmClient:
             _raise_for(argv, result)
         return parse_squeue(result.stdout)
 
-    async def tagged(self, tag: str | None = None, *, user: str = "") -> list[JobInfo]:
-        """Live jobs (queued, running, suspended, ending) whose comment is `tag`, in one squeue.
+    async def tagged(
+        self, tag: str | None = None, *, user: str = "", alive_only: bool = True
+    ) -> list[JobInfo]:
+        """Jobs whose comment is `tag` (with no tag: any of the portal's tags), in one squeue.
 
-        With no tag: every live job that carries one of the portal's tags (see parse_tag).
         This is how a job is found again after a hub restart or a submission that timed out.
+        alive_only=False also returns jobs that have ended but that Slurm still lists (a short
+        job may be done before the answer is read).
         """
-        argv = [self._bin + "squeue", "--noheader", f"--format={SQUEUE_FORMAT}"]
+        argv = [self._bin + "squeue", "--noheader", "--states=all", f"--format={SQUEUE_FORMAT}"]
         if user:
             argv.append(f"--user={user}")
         result = await run_command(argv, timeout=self._timeout)
         if result.returncode != 0:
             _raise_for(argv, result)
-        jobs = parse_squeue(result.stdout).values()
+        jobs = [job for job in parse_squeue(result.stdout).values() if job.comment]
+        if alive_only:
+            jobs = [job for job in jobs if job.described.alive]
         if tag is None:
             return [job for job in jobs if parse_tag(job.comment) is not None]
         return [job for job in jobs if job.comment == tag]

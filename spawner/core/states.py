@@ -79,6 +79,14 @@ STATES: dict[str, JobState] = _table(
     JobState("SPECIAL_EXIT", Phase.ENDED, "ended with a special exit and is held"),
     # Not Slurm's: the job left squeue (MinJobAge after it ended, or purged).
     JobState("ENDED", Phase.ENDED, "ended (Slurm no longer lists it)"),
+    # Not Slurm's: the portal's record of a submission sbatch has not answered yet, and of one
+    # it never answered and that no job carries the tag of.
+    JobState("SUBMITTING", Phase.QUEUED, "is being submitted"),
+    JobState(
+        "NOT_SUBMITTED",
+        Phase.ENDED,
+        "was not submitted: sbatch gave no answer and no job carries its tag",
+    ),
 )
 
 

@@ -29,8 +29,10 @@ def squeue(*args: str) -> str:
     ).stdout
 
 
-def user_jobs(user: str, fmt: str = "%i|%T") -> list[str]:
-    return [line for line in squeue(f"--user={user}", f"--format={fmt}").splitlines() if line]
+def user_jobs(user: str, fmt: str = "%i|%T", *args: str) -> list[str]:
+    return [
+        line for line in squeue(f"--user={user}", f"--format={fmt}", *args).splitlines() if line
+    ]
 
 
 def cancel_user_jobs(*users: str) -> None:

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import requests
 
@@ -59,3 +64,20 @@ def failed_spawn_message(
     url = f"{hub.url}/hub/api/users/{user}/server/progress"
     stream = session.get(url, timeout=30, stream=True)
     return stream.raw.read(65536, decode_content=True).decode(errors="replace")
+
+
+@contextmanager
+def late_sbatch() -> Iterator[Path]:
+    """A Slurm bin directory whose sbatch submits, then answers only a minute later: for the
+    caller, a submission that timed out although the job is in the queue."""
+    # Outside pytest's 0700 temporary tree: sbatch runs as the user.
+    bin_dir = Path(tempfile.mkdtemp(prefix="late-sbatch-"))
+    bin_dir.chmod(0o755)
+    (bin_dir / "sbatch").write_text('#!/bin/sh\n/usr/bin/sbatch "$@"\nexec sleep 60\n')
+    (bin_dir / "sbatch").chmod(0o755)
+    for command in ("squeue", "scancel", "scontrol", "sinfo"):
+        (bin_dir / command).symlink_to(f"/usr/bin/{command}")
+    try:
+        yield bin_dir
+    finally:
+        shutil.rmtree(bin_dir)

@@ -5,9 +5,7 @@ None of them loses a server or duplicates a job; a spawn that cannot reach Slurm
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +17,7 @@ from tests.integration.conftest import cancel_user_jobs, user_jobs
 from tests.integration.faults.helpers import (
     failed_spawn_message,
     home_page,
+    late_sbatch,
     scontrol,
     spawn,
     state_of,
@@ -76,31 +75,24 @@ def test_a_node_set_down_requeues_the_session_which_is_kept(hub: Hub, clean: Non
 
 
 @pytest.fixture
-def late_sbatch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hub]:
+def late_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hub]:
     """A hub of its own whose sbatch submits, then answers only after the spawner gave up."""
-    # Outside pytest's 0700 temporary tree: sbatch runs as bob.
-    bin_dir = Path(tempfile.mkdtemp(prefix="late-sbatch-"))
-    bin_dir.chmod(0o755)
-    (bin_dir / "sbatch").write_text('#!/bin/sh\n/usr/bin/sbatch "$@"\nexec sleep 60\n')
-    (bin_dir / "sbatch").chmod(0o755)
-    for command in ("squeue", "scancel", "scontrol", "sinfo"):
-        (bin_dir / command).symlink_to(f"/usr/bin/{command}")
-    monkeypatch.setenv("PORTAL_SLURM_BIN_DIR", str(bin_dir))
-    monkeypatch.setenv("PORTAL_SLURM_TIMEOUT", "3")
-    state = tmp_path / "hub"
-    state.mkdir(mode=0o700)
-    instance = Hub(state, 8400)
-    instance.start()
-    yield instance
-    instance.stop()
-    cancel_user_jobs("bob")
-    shutil.rmtree(bin_dir)
+    with late_sbatch() as bin_dir:
+        monkeypatch.setenv("PORTAL_SLURM_BIN_DIR", str(bin_dir))
+        monkeypatch.setenv("PORTAL_SLURM_TIMEOUT", "3")
+        state = tmp_path / "hub"
+        state.mkdir(mode=0o700)
+        instance = Hub(state, 8400)
+        instance.start()
+        yield instance
+        instance.stop()
+        cancel_user_jobs("bob")
 
 
-def test_an_sbatch_that_times_out_after_submitting_gives_one_job(hub: Hub, clean, late_sbatch):
-    bob = late_sbatch.login("bob")
-    assert spawn(late_sbatch, bob, "bob").status_code in (201, 202)
-    late_sbatch.wait_ready(bob, "bob", timeout=60)
+def test_an_sbatch_that_times_out_after_submitting_gives_one_job(hub: Hub, clean, late_hub):
+    bob = late_hub.login("bob")
+    assert spawn(late_hub, bob, "bob").status_code in (201, 202)
+    late_hub.wait_ready(bob, "bob", timeout=60)
     assert len(user_jobs("bob")) == 1  # found by its tag and taken over: not submitted twice
-    assert "sbatch for bob gave no answer" in late_sbatch.log_tail(200)
+    assert "sbatch for bob gave no answer" in late_hub.log_tail(200)
     assert subprocess.run(["pgrep", "-f", "exec sleep 60|^sleep 60$"]).returncode != 0

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterable, Iterator
 
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
-from portal.job_service import JobWatcher
+from portal.job_service import JobWatcher, record_tag
 from portal.models import Base, JobRecord
+from portal.settings import PortalSettings
 from spawner.core.jobs import JobDetail, JobInfo
 from spawner.core.slurm import SlurmError, SlurmUnavailable
 
@@ -26,6 +28,11 @@ class FakeSlurm:
         if self.fail:
             raise SlurmUnavailable(["squeue"], 1, "Unable to contact slurm controller")
         return {i: self.queue[i] for i in job_ids if i in self.queue}
+
+    async def tagged(self, tag: str | None = None, **_: object) -> list[JobInfo]:
+        if self.fail:
+            raise SlurmUnavailable(["squeue"], 1, "Unable to contact slurm controller")
+        return [job for job in self.queue.values() if tag is None or job.comment == tag]
 
     async def job_detail(self, job_id: str) -> JobDetail | None:
         if self.fail:
@@ -91,3 +98,27 @@ async def test_many_lists_at_once_make_one_squeue(session: Session) -> None:
     for _ in range(10):
         await watcher.refresh(session, live)  # type: ignore[arg-type]
     assert slurm.squeue_calls == 1
+
+
+async def test_a_submission_sbatch_never_answered_is_settled_by_its_tag(session: Session) -> None:
+    slurm = FakeSlurm()
+    settings = PortalSettings(slurm_timeout=0.01)  # settle after 0.03 s
+    sent, lost = record(session, "", state="SUBMITTING"), record(session, "", state="SUBMITTING")
+    tag = record_tag(sent, settings)
+    slurm.queue["51"] = JobInfo("51", "PENDING", "Resources", "", "N/A", "alice", comment=tag)
+    watcher = JobWatcher(slurm, min_interval=0, settings=settings)  # type: ignore[arg-type]
+    await asyncio.sleep(0.05)
+    slurm.fail = True  # Slurm still silent: nothing is decided
+    await watcher.refresh(session, [sent, lost])
+    assert (sent.state, lost.state) == ("SUBMITTING", "SUBMITTING")
+    slurm.fail = False
+    await watcher.refresh(session, [sent, lost])
+    assert (sent.slurm_job_id, sent.state) == ("51", "PENDING")
+    assert (lost.slurm_job_id, lost.state) == ("", "NOT_SUBMITTED")
+
+
+async def test_a_submission_still_in_flight_is_left_alone(session: Session) -> None:
+    slurm = FakeSlurm()
+    in_flight = record(session, "", state="SUBMITTING")
+    await JobWatcher(slurm, min_interval=0).refresh(session, [in_flight])  # type: ignore[arg-type]
+    assert in_flight.state == "SUBMITTING"
