@@ -15,6 +15,7 @@ from fastapi.responses import HTMLResponse
 from portal import pages
 from portal.deps import PageCaller, SettingsDep
 from spawner.core.batch import LAUNCHERS
+from spawner.core.states import states_for_pages
 
 router = APIRouter(include_in_schema=False)
 
@@ -31,6 +32,7 @@ async def jobs_page(request: Request, caller: PageCaller, settings: SettingsDep)
         {
             "caller": caller,
             "launchers": LAUNCHERS,
+            "states": states_for_pages(),
             "partition": settings.default_partition,
             "home": home,
         },
