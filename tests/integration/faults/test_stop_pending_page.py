@@ -1,0 +1,54 @@
+"""Stop Server on the spawn-pending page, in Chromium, while the job waits for GPUs: the job
+leaves the queue within 5 s and neither it nor the server comes back (watched for 2 minutes)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.hubproc import Hub, wait_for
+from tests.integration.conftest import cancel_user_jobs, user_jobs
+from tests.integration.faults.helpers import fill_gpus, state_of
+
+pytestmark = pytest.mark.integration
+
+
+def test_stop_on_the_pending_page_ends_the_queued_job_for_good(
+    hub: Hub, clean: None, browser, tmp_path: Path
+):
+    page = browser.new_page()  # type: ignore[attr-defined]
+    page.set_default_timeout(60_000)
+    try:
+        fill_gpus("gpu01", "gpu02")
+        page.goto(f"{hub.url}/hub/login")
+        page.fill("#username_input", "bob")
+        page.fill("#password_input", "bob-demo")
+        page.click("#login_submit")
+        page.wait_for_url("**/hub/spawn**")
+        page.check("input[name=profile][value=gpu-1]")
+        page.click("#spawn_form button[type=submit]")
+        page.wait_for_url("**/spawn-pending/**")
+        # The page says why it waits, in words, before anything is stopped.
+        page.wait_for_function(
+            "document.body.innerText.includes('waiting for GPUs to become free')"
+        )
+        [job_id] = user_jobs("bob", "%i")
+        page.screenshot(path=str(tmp_path / "pending.png"))
+
+        page.click("#stop-server-btn")
+        begun = time.monotonic()
+        wait_for(lambda: state_of(job_id) in ("", "CANCELLED"), 5, "the job to leave the queue")
+        left_after = time.monotonic() - begun
+        assert left_after < 5, f"the job left after {left_after:.1f} s"
+
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert user_jobs("bob") == [], "a job of bob's came back"
+            server = hub.server(hub.login("carol"), "bob")
+            assert server is None, f"bob's server came back: {server}"
+            time.sleep(5)
+    finally:
+        page.close()
+        cancel_user_jobs("carol")
