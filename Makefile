@@ -30,11 +30,11 @@ test:
 	@bash deploy/local/install.sh --test
 	@bash deploy/local/cluster.sh start
 	@bash deploy/local/postgres.sh start
-	@$(VENV)/bin/ruff check spawner portal tests bench deploy
-	@$(VENV)/bin/ruff format --check spawner portal tests bench deploy
+	@$(VENV)/bin/ruff check core spawner portal gpuportal_session tests bench deploy
+	@$(VENV)/bin/ruff format --check core spawner portal gpuportal_session tests bench deploy
 	@$(VENV)/bin/mypy
 	@$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 lint:
-	@$(VENV)/bin/ruff format spawner portal tests bench deploy
-	@$(VENV)/bin/ruff check --fix spawner portal tests bench deploy
+	@$(VENV)/bin/ruff format core spawner portal gpuportal_session tests bench deploy
+	@$(VENV)/bin/ruff check --fix core spawner portal gpuportal_session tests bench deploy

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import spawner.port_handler  # noqa: F401  the port-only callback replaces batchspawner's
+from core.resources import TEMPLATES_DIR
 from spawner.unused_traits import refuse_unused
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
@@ -37,7 +38,7 @@ c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 # Stopping or restarting the hub must never cancel users' jobs.
 c.JupyterHub.cleanup_servers = False
-c.JupyterHub.template_paths = [str(Path(__file__).resolve().parents[1] / "templates" / "hub")]
+c.JupyterHub.template_paths = [str(TEMPLATES_DIR / "hub")]
 
 # -- login with the cluster's LDAP ----------------------------------------------------
 c.JupyterHub.authenticator_class = "cluster-ldap"

@@ -7,9 +7,9 @@ from urllib.parse import urlparse
 
 import uvicorn
 
+from core.process import die_with_parent
 from portal.app import create_app
 from portal.settings import PortalSettings
-from spawner.core.process import die_with_parent
 
 
 def main() -> None:

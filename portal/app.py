@@ -10,6 +10,8 @@ from fastapi import FastAPI, Request, status
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from core.sbatch import TEMPLATES_DIR
+from core.slurm import SlurmClient, SlurmUnavailable
 from portal import crud, db
 from portal.cluster import ClusterUnavailable, PartitionCatalog
 from portal.crud import SlugTaken, VersionConflict
@@ -29,8 +31,6 @@ from portal.routers import (
 )
 from portal.schemas import EnvironmentCreate
 from portal.settings import PortalSettings
-from spawner.core.sbatch import TEMPLATES_DIR
-from spawner.core.slurm import SlurmClient, SlurmUnavailable
 
 log = logging.getLogger(__name__)
 

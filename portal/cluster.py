@@ -7,8 +7,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from spawner.core.partitions import Partition, SinfoFormatError
-from spawner.core.slurm import SlurmClient, SlurmError
+from core.partitions import Partition, SinfoFormatError
+from core.slurm import SlurmClient, SlurmError
 
 log = logging.getLogger(__name__)
 

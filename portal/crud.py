@@ -9,9 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
-from portal.models import AuditRecord, Environment, Profile, utcnow
-from portal.schemas import EnvironmentPublic, ProfilePublic
-from spawner.core.profiles import (
+from core.profiles import (
     DEFAULT_CORES_PER_GPU,
     DEFAULT_MAX_RUNTIME,
     DEFAULT_MEM_PER_GPU_GB,
@@ -19,7 +17,9 @@ from spawner.core.profiles import (
     ResourceProfile,
     default_profile_config,
 )
-from spawner.core.runtime import format_runtime, parse_runtime
+from core.runtime import format_runtime, parse_runtime
+from portal.models import AuditRecord, Environment, Profile, utcnow
+from portal.schemas import EnvironmentPublic, ProfilePublic
 
 # Fields an admin edits; runtimes travel as HH:MM:SS and are stored in seconds.
 EDITABLE = (

@@ -9,11 +9,11 @@ from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
 from sqlalchemy.orm import Session
 
+from core.slurm import SlurmClient
 from portal.cluster import PartitionCatalog
 from portal.identity import COOKIE_NAME, Caller, HubIdentity
 from portal.job_service import JobWatcher
 from portal.settings import PortalSettings
-from spawner.core.slurm import SlurmClient
 
 
 class LoginRequired(Exception):

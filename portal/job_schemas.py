@@ -1,4 +1,4 @@
-"""What the jobs API takes and gives. Values are checked again by spawner.core.batch."""
+"""What the jobs API takes and gives. Values are checked again by core.batch."""
 
 from __future__ import annotations
 

@@ -19,25 +19,25 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.batch import BatchJob, BatchJobError, Container, render_batch_script
+from core.environments import EnvironmentSpecError, SoftwareEnvironment
+from core.jobs import JobDetail
+from core.runtime import format_runtime, parse_runtime
+from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from core.states import Phase, job_state, phase_of
+from core.tags import batch_tag
 from portal.cluster import PartitionCatalog
 from portal.job_schemas import JobCreate
 from portal.models import JobRecord, utcnow
 from portal.profile_rules import Problem
 from portal.profile_service import RuleViolation
 from portal.settings import PortalSettings
-from spawner.core.batch import BatchJob, BatchJobError, Container, render_batch_script
-from spawner.core.environments import EnvironmentSpecError, SoftwareEnvironment
-from spawner.core.jobs import JobDetail
-from spawner.core.runtime import format_runtime, parse_runtime
-from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
-from spawner.core.states import Phase, job_state, phase_of
-from spawner.core.tags import batch_tag
 
 log = logging.getLogger(__name__)
 
 
 def settled(state: str) -> bool:
-    """Nothing will change any more (spawner.core.states): the record need not be asked again.
+    """Nothing will change any more (core.states): the record need not be asked again.
 
     NODE_FAIL and PREEMPTED are not settled: Slurm requeues such jobs by default, so their
     records keep being refreshed and can still be cancelled.

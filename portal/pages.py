@@ -10,10 +10,10 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
+from core.profiles import EXTRA_SBATCH_OPTIONS
 from portal.cluster import ClusterUnavailable
 from portal.identity import COOKIE_NAME, HubIdentity
 from portal.profile_service import RuleViolation
-from spawner.core.profiles import EXTRA_SBATCH_OPTIONS
 
 
 def render(

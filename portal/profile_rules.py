@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from spawner.core.partitions import Partition
-from spawner.core.runtime import format_runtime, parse_runtime
+from core.partitions import Partition
+from core.runtime import format_runtime, parse_runtime
 
 
 @dataclass(frozen=True)

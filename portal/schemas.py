@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from spawner.core.profiles import (
+from core.profiles import (
     DEFAULT_CORES_PER_GPU,
     DEFAULT_MEM_PER_GPU_GB,
     GROUP_RE,
@@ -19,7 +19,7 @@ from spawner.core.profiles import (
     ProfileError,
     check_sbatch_option,
 )
-from spawner.core.runtime import RuntimeFormatError, parse_runtime
+from core.runtime import RuntimeFormatError, parse_runtime
 
 
 def _runtime(text: str) -> str:

@@ -10,7 +10,7 @@ from jupyterhub.auth import Authenticator
 from tornado import web
 from traitlets import Float, Integer, Set, Unicode
 
-from spawner.core.directory import DirectorySettings, DirectoryUnavailable, authenticate
+from core.directory import DirectorySettings, DirectoryUnavailable, authenticate
 
 
 class ClusterLDAPAuthenticator(Authenticator):

@@ -11,22 +11,22 @@ from sqlalchemy.orm import object_session
 from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
 from wrapspawner import ProfilesSpawner, WrapSpawner
 
-from spawner.core.lifecycle import Stage
-from spawner.core.profiles import (
+from core.lifecycle import Stage
+from core.profiles import (
     ProfileError,
     ResourceProfile,
     default_profile_config,
     load_profiles,
     visible_profiles,
 )
-from spawner.core.request import (
+from core.request import (
     InvalidRequest,
     SpawnRequest,
     options_from_form_data,
     parse_user_options,
 )
-from spawner.core.runtime import format_runtime
-from spawner.core.sbatch import TEMPLATES_DIR
+from core.runtime import format_runtime
+from core.sbatch import TEMPLATES_DIR
 from spawner.errors import spawn_error
 from spawner.profile_source import Offer, ProfileSource
 from spawner.slurm_spawner import GpuSlurmSpawner

@@ -2,7 +2,7 @@
 
 JupyterHub re-checks only servers that were ready when it stopped; a spawn still waiting in the
 Slurm queue is let go (the spawner keeps its job and marks the server `resume_job_id`). This
-service asks Slurm once for every live job tagged by this hub (spawner.core.tags), asks the hub
+service asks Slurm once for every live job tagged by this hub (core.tags), asks the hub
 about just those servers, and starts again each one that the hub let go, with the key
 `resume_job`: the spawn then takes over that job and never submits another. It needs neither
 the portal nor a list of all users.
@@ -22,10 +22,10 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-from spawner.core.process import die_with_parent
-from spawner.core.slurm import SlurmClient, SlurmError
-from spawner.core.states import Phase
-from spawner.core.tags import SessionTag, parse_tag
+from core.process import die_with_parent
+from core.slurm import SlurmClient, SlurmError
+from core.states import Phase
+from core.tags import SessionTag, parse_tag
 
 log = logging.getLogger("spawner.resume")
 

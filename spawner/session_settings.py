@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from batchspawner import SlurmSpawner
 from traitlets import Float, Integer, List, Unicode
+
+from core.resources import NOTEBOOKS_DIR
 
 
 class SessionJobSettings(SlurmSpawner):
@@ -17,7 +17,7 @@ class SessionJobSettings(SlurmSpawner):
         help="Python venv the job activates before starting JupyterLab, e.g. /opt/gpuportal/venv.",
     )
     templates_dir = Unicode(
-        str(Path(__file__).resolve().parents[1] / "notebooks"),
+        str(NOTEBOOKS_DIR),
         config=True,
         help="Notebooks every session finds in ~/templates, e.g. /opt/gpuportal/notebooks.",
     )

@@ -1,4 +1,4 @@
-"""The JupyterHub spawner for one JupyterLab in a Slurm job: a thin adapter over spawner.core."""
+"""The JupyterHub spawner for one JupyterLab in a Slurm job: a thin adapter over core."""
 
 from __future__ import annotations
 
@@ -10,20 +10,20 @@ from typing import Any, ClassVar
 from traitlets import Any as AnyTrait
 from traitlets import Unicode
 
-from spawner import port_handler  # noqa: F401  (replaces the stock port callback)
-from spawner.core.jobs import JobInfo
-from spawner.core.lifecycle import Do, Event, Seen, Stage, Step, poll_answer, step
-from spawner.core.poller import JobPoller
-from spawner.core.request import SpawnRequest
-from spawner.core.sbatch import (
+from core.jobs import JobInfo
+from core.lifecycle import Do, Event, Seen, Stage, Step, poll_answer, step
+from core.poller import JobPoller
+from core.request import SpawnRequest
+from core.sbatch import (
     TOKEN_VARS,
     SingleUserJob,
     render_singleuser_script,
     singleuser_command,
 )
-from spawner.core.slurm import SlurmClient, SlurmError, SlurmUnavailable
-from spawner.core.states import Phase
-from spawner.core.tags import session_tag
+from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from core.states import Phase
+from core.tags import session_tag
+from spawner import port_handler  # noqa: F401  (replaces the stock port callback)
 from spawner.errors import spawn_error
 from spawner.job_files import JobFiles
 from spawner.session_settings import SessionJobSettings
@@ -50,9 +50,9 @@ class GpuSlurmSpawner(SessionJobSettings):
     Built on batchspawner's SlurmSpawner for its traits and state (`job_id`, `req_*`), but every
     part that talks to Slurm or decides what a job state means is replaced:
 
-    - start/poll/stop carry out spawner.core.lifecycle, the one state machine of a session;
-      states mean what spawner.core.states says;
-    - Slurm is reached through spawner.core.slurm (argv lists, timeouts, process groups), with
+    - start/poll/stop carry out core.lifecycle, the one state machine of a session;
+      states mean what core.states says;
+    - Slurm is reached through core.slurm (argv lists, timeouts, process groups), with
       one shared squeue for all servers (JobPoller), not batchspawner's shell command strings
       (batch_submit_cmd, batch_query_cmd, batch_cancel_cmd, exec_prefix, req_*, batch_script:
       refused at start-up, see _refuse_unused);
@@ -90,7 +90,7 @@ class GpuSlurmSpawner(SessionJobSettings):
 
     def get_env(self) -> dict[str, str]:
         env: dict[str, str] = super().get_env()
-        # Read in the job by gpuportal-singleuser (spawner.singleuser.prepare_home).
+        # Read in the job by gpuportal-singleuser (gpuportal_session.singleuser.prepare_home).
         if self.templates_dir:
             env["GPUPORTAL_TEMPLATES_DIR"] = self.templates_dir
         if self.shared_dir:

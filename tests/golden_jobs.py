@@ -5,12 +5,12 @@ One golden script per shipped profile, and one per kind of software environment 
 
 from pathlib import Path
 
-from spawner.core.batch import LAUNCHERS, BatchJob, Container
-from spawner.core.environments import SoftwareEnvironment
-from spawner.core.profiles import default_profile_config, load_profiles
-from spawner.core.request import parse_user_options
-from spawner.core.sbatch import SingleUserJob, singleuser_command
-from spawner.core.tags import session_tag
+from core.batch import LAUNCHERS, BatchJob, Container
+from core.environments import SoftwareEnvironment
+from core.profiles import default_profile_config, load_profiles
+from core.request import parse_user_options
+from core.sbatch import SingleUserJob, singleuser_command
+from core.tags import session_tag
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 PROFILES = load_profiles(default_profile_config())

@@ -28,14 +28,14 @@ if [ "${#missing[@]}" -gt 0 ]; then
 fi
 
 # The job runs as the user: its code and venv must be readable by every user.
-if ! runuser -u nobody -- test -r "$REPO/spawner/singleuser.py"; then
+if ! runuser -u nobody -- test -r "$REPO/gpuportal_session/singleuser.py"; then
     echo "[install] $REPO is not readable by other users; the jobs (which run as the user)" \
         "need it. Clone the repository somewhere world-readable, e.g. /opt or /srv." >&2
     exit 1
 fi
 
 # One set of extras for demo and tests alike, so that switching between them never rebuilds.
-extras="session,test"
+extras="hub,portal,session,test"
 stamp="$VENV/.portal-installed"
 want="$(sha256sum "$REPO/pyproject.toml" | cut -c1-16) $extras $REPO"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

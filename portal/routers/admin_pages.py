@@ -9,12 +9,12 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
+from core.profiles import EXTRA_SBATCH_OPTIONS
 from portal import crud, pages, profile_service
 from portal.cluster import ClusterUnavailable
 from portal.deps import CatalogDep, IdentityDep, PageAdmin, PageCaller, SessionDep
 from portal.models import Profile
 from portal.schemas import ProfileCreate, ProfileUpdate
-from spawner.core.profiles import EXTRA_SBATCH_OPTIONS
 
 router = APIRouter(include_in_schema=False)
 

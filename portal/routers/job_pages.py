@@ -12,10 +12,10 @@ import pwd
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
+from core.batch import LAUNCHERS
+from core.states import states_for_pages
 from portal import pages
 from portal.deps import PageCaller, SettingsDep
-from spawner.core.batch import LAUNCHERS
-from spawner.core.states import states_for_pages
 
 router = APIRouter(include_in_schema=False)
 

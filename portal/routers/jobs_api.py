@@ -7,6 +7,8 @@ from typing import Annotated
 from fastapi import APIRouter, Header, HTTPException, Response, status
 from sqlalchemy import select
 
+from core.jobs import describe_reason
+from core.slurm import SlurmError, SlurmUnavailable
 from portal import job_service
 from portal.deps import (
     ApiCaller,
@@ -20,8 +22,6 @@ from portal.deps import (
 from portal.identity import Caller
 from portal.job_schemas import JobCreate, JobDetailPublic, JobPublic, ScriptPreview
 from portal.models import JobRecord
-from spawner.core.jobs import describe_reason
-from spawner.core.slurm import SlurmError, SlurmUnavailable
 
 router = APIRouter(prefix="/api", tags=["jobs"])
 

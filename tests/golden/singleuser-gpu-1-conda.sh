@@ -22,4 +22,4 @@ export PATH=/opt/conda/envs/torch/bin:"$PATH" CONDA_PREFIX=/opt/conda/envs/torch
 JUPYTERHUB_API_TOKEN=$(cat /home/alice/.jupyterhub-logs/token-default)
 export JUPYTERHUB_API_TOKEN JPY_API_TOKEN="$JUPYTERHUB_API_TOKEN"
 # exec, so that scancel's SIGTERM reaches JupyterLab itself and it shuts down cleanly.
-exec python -m spawner.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab
+exec python -m gpuportal_session.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab

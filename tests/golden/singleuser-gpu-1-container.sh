@@ -20,4 +20,4 @@ set -eo pipefail
 JUPYTERHUB_API_TOKEN=$(cat /home/alice/.jupyterhub-logs/token-default)
 export JUPYTERHUB_API_TOKEN JPY_API_TOKEN="$JUPYTERHUB_API_TOKEN"
 # exec, so that scancel's SIGTERM reaches JupyterLab itself and it shuts down cleanly.
-exec apptainer exec --nv /opt/images/pytorch-24.10.sif python -m spawner.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab
+exec apptainer exec --nv /opt/images/pytorch-24.10.sif python -m gpuportal_session.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab

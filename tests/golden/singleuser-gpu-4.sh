@@ -22,4 +22,4 @@ source /opt/gpuportal/venv/bin/activate
 JUPYTERHUB_API_TOKEN=$(cat /home/alice/.jupyterhub-logs/token-default)
 export JUPYTERHUB_API_TOKEN JPY_API_TOKEN="$JUPYTERHUB_API_TOKEN"
 # exec, so that scancel's SIGTERM reaches JupyterLab itself and it shuts down cleanly.
-exec /opt/gpuportal/venv/bin/python -m spawner.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab
+exec /opt/gpuportal/venv/bin/python -m gpuportal_session.singleuser jupyterhub-singleuser --SingleUserNotebookApp.default_url=/lab

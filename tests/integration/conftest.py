@@ -125,7 +125,7 @@ def browser() -> Iterator[object]:
 def server_environment(user: str) -> dict[str, str]:
     """The environment of the user's JupyterLab process: what their terminals and kernels see."""
     pids = subprocess.run(
-        ["pgrep", "-u", user, "-f", "spawner.singleuser"], capture_output=True, text=True
+        ["pgrep", "-u", user, "-f", "gpuportal_session.singleuser"], capture_output=True, text=True
     ).stdout.split()
     assert pids, f"no JupyterLab process of {user}"
     raw = Path(f"/proc/{pids[0]}/environ").read_bytes().split(b"\0")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from spawner.core.directory import DirectorySettings, DirectoryUnavailable, authenticate
+from core.directory import DirectorySettings, DirectoryUnavailable, authenticate
 
 pytestmark = pytest.mark.integration
 

@@ -23,7 +23,7 @@ NOTEBOOK = "templates/05-tensorboard-logging.ipynb"
 
 def alice_boards() -> list[str]:
     return subprocess.run(
-        ["pgrep", "-u", "alice", "-f", "spawner.tensorboard_private"],
+        ["pgrep", "-u", "alice", "-f", "gpuportal_session.tensorboard_private"],
         capture_output=True,
         text=True,
     ).stdout.split()

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from core.partitions import NodeShape, Partition
 from portal.cluster import PartitionCatalog
-from spawner.core.partitions import NodeShape, Partition
 from tests.integration.conftest import cancel_user_jobs, user_jobs
 from tests.integration.jobs import install_job_files
 

@@ -2,10 +2,10 @@ import re
 
 import pytest
 
-from spawner.core.environments import EnvironmentSpecError, SoftwareEnvironment
-from spawner.core.profiles import ResourceProfile
-from spawner.core.request import InvalidRequest, parse_user_options
-from spawner.core.sbatch import singleuser_command
+from core.environments import EnvironmentSpecError, SoftwareEnvironment
+from core.profiles import ResourceProfile
+from core.request import InvalidRequest, parse_user_options
+from core.sbatch import singleuser_command
 
 GPU1 = ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1)
 GPU4 = ResourceProfile(slug="gpu-4", title="4 GPUs", gpus=4)
@@ -63,7 +63,7 @@ def test_naming_an_environment_when_none_is_offered_is_refused() -> None:
 
 def test_jupyterlab_runs_with_the_python_of_the_environment() -> None:
     own = singleuser_command(["--x"], environment=SESSION, session_venv="/opt/venv")
-    assert own == ["python", "-m", "spawner.singleuser", "jupyterhub-singleuser", "--x"]
+    assert own == ["python", "-m", "gpuportal_session.singleuser", "jupyterhub-singleuser", "--x"]
     # Modules go on top of the session venv, whose Python is named in full.
     modules = singleuser_command([], environment=TOOLS, session_venv="/opt/venv")
     assert modules[0] == "/opt/venv/bin/python"

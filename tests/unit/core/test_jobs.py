@@ -1,6 +1,6 @@
 import pytest
 
-from spawner.core.jobs import (
+from core.jobs import (
     ParseError,
     Phase,
     parse_sbatch_parsable,

@@ -2,8 +2,8 @@
 
 import pytest
 
-from spawner.core.jobs import JobInfo
-from spawner.core.lifecycle import Do, Event, Seen, Stage, step
+from core.jobs import JobInfo
+from core.lifecycle import Do, Event, Seen, Stage, step
 
 
 def job(state: str, reason: str = "None", host: str = "gpu01", limit: str = "8:00:00") -> Seen:

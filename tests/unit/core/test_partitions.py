@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from spawner.core.partitions import (
+from core.partitions import (
     NodeShape,
     SinfoFormatError,
     gpus_in_gres,

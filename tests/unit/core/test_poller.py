@@ -2,9 +2,9 @@ import asyncio
 
 import pytest
 
-from spawner.core.jobs import JobInfo
-from spawner.core.poller import JobPoller
-from spawner.core.slurm import SlurmUnavailable
+from core.jobs import JobInfo
+from core.poller import JobPoller
+from core.slurm import SlurmUnavailable
 
 
 class CountingSlurm:

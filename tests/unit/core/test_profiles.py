@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from spawner.core.profiles import (
+from core.profiles import (
     ProfileError,
     ResourceProfile,
     default_profile_config,
@@ -10,7 +10,7 @@ from spawner.core.profiles import (
     profile_from_config,
     visible_profiles,
 )
-from spawner.core.runtime import RuntimeFormatError, format_runtime, parse_runtime
+from core.runtime import RuntimeFormatError, format_runtime, parse_runtime
 
 
 def test_runtime_round_trip():

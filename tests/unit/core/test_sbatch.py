@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from spawner.core.sbatch import ScriptError, SingleUserJob, render_singleuser_script
+from core.sbatch import ScriptError, SingleUserJob, render_singleuser_script
 from tests.golden_jobs import GOLDEN_CASES, golden_job, golden_path
 
 
@@ -29,7 +29,7 @@ def test_two_gpu_script_asks_for_the_derived_resources():
     ]:
         assert line in lines
     assert lines[-1].startswith(
-        "exec /opt/gpuportal/venv/bin/python -m spawner.singleuser jupyterhub-singleuser"
+        "exec /opt/gpuportal/venv/bin/python -m gpuportal_session.singleuser jupyterhub-singleuser"
     )
 
 

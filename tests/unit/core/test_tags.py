@@ -1,6 +1,6 @@
 import pytest
 
-from spawner.core.tags import BatchTag, SessionTag, batch_tag, parse_tag, session_tag
+from core.tags import BatchTag, SessionTag, batch_tag, parse_tag, session_tag
 
 
 def test_session_tag_round_trips():

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 import pytest
 
-from spawner.core.profiles import ResourceProfile
+from core.profiles import ResourceProfile
 from spawner.profile_source import ProfileSource
 
 RECORD = {

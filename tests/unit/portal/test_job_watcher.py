@@ -9,11 +9,11 @@ import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 
+from core.jobs import JobDetail, JobInfo
+from core.slurm import SlurmError, SlurmUnavailable
 from portal.job_service import JobWatcher, record_tag
 from portal.models import Base, JobRecord
 from portal.settings import PortalSettings
-from spawner.core.jobs import JobDetail, JobInfo
-from spawner.core.slurm import SlurmError, SlurmUnavailable
 
 
 class FakeSlurm:

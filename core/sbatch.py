@@ -10,17 +10,16 @@ from pathlib import Path
 
 import jinja2
 
-from spawner.core.environments import (
+from core.environments import (
     OWN_PYTHON_KINDS,
     EnvironmentSpecError,
     SoftwareEnvironment,
     check_environment_fields,
 )
-from spawner.core.profiles import SLUG_RE, SLURM_NAME_RE, ProfileError, check_sbatch_option
-from spawner.core.request import SpawnRequest
-from spawner.core.runtime import format_runtime
-
-TEMPLATES_DIR = Path(__file__).resolve().parents[2] / "templates"
+from core.profiles import SLUG_RE, SLURM_NAME_RE, ProfileError, check_sbatch_option
+from core.request import SpawnRequest
+from core.resources import TEMPLATES_DIR
+from core.runtime import format_runtime
 
 USERNAME_RE = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
 # Absolute paths made of a conservative alphabet: they go into #SBATCH lines and the shell.
@@ -156,7 +155,7 @@ def singleuser_command(
     """
     own_python = environment is not None and environment.kind in OWN_PYTHON_KINDS
     python = "python" if own_python or not session_venv else f"{session_venv}/bin/python"
-    return [python, "-m", "spawner.singleuser", "jupyterhub-singleuser", *args]
+    return [python, "-m", "gpuportal_session.singleuser", "jupyterhub-singleuser", *args]
 
 
 def template_environment(templates_dir: Path = TEMPLATES_DIR) -> jinja2.Environment:

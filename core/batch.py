@@ -14,14 +14,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from spawner.core.environments import (
+from core.environments import (
     EnvironmentSpecError,
     SoftwareEnvironment,
     check_environment_fields,
 )
-from spawner.core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
-from spawner.core.runtime import format_runtime
-from spawner.core.sbatch import (
+from core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
+from core.runtime import format_runtime
+from core.sbatch import (
     ARG_RE,
     PATH_RE,
     TEMPLATES_DIR,

@@ -3,7 +3,7 @@
 `step(stage, event)` says, from what Slurm reports and what the hub asks, the session's next
 stage, what the spawner must do, and what the user is told. The spawner (spawner.slurm_spawner)
 only carries the step out: it asks Slurm, feeds the answer in here, and acts. Every rule about
-job states lives here and in spawner.core.states, and the unit tests read them as tables.
+job states lives here and in core.states, and the unit tests read them as tables.
 
 Stages:  SUBMITTING -> QUEUED -> STARTING -> READY, with SUSPENDED and REQUEUED on the side and
 ENDED at the end. A session that has been READY is kept through a suspension or a requeue (its
@@ -15,10 +15,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from spawner.core.jobs import JobInfo
-from spawner.core.partitions import parse_slurm_time
-from spawner.core.runtime import describe_runtime
-from spawner.core.states import Phase
+from core.jobs import JobInfo
+from core.partitions import parse_slurm_time
+from core.runtime import describe_runtime
+from core.states import Phase
 
 
 class Stage(enum.Enum):

@@ -16,8 +16,8 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
-from spawner.core.session_files import link_shared, sync_templates
-from spawner.tensorboard_private import runtime_dir
+from gpuportal_session.session_files import link_shared, sync_templates
+from gpuportal_session.tensorboard_private import runtime_dir
 
 # jsonschema imports rfc3987_syntax for its "iri" format checks, and that module builds about
 # 35 Lark parsers at import: 1.2 s of a 2.6 s JupyterLab start on a 2-core node. No schema of
@@ -76,7 +76,7 @@ def prepare_tensorboard() -> None:
     """Point `%tensorboard` at the private TensorBoard, shown through this server's page.
 
     TENSORBOARD_BINARY must be one executable: a two-line script in the user's private
-    directory that runs spawner.tensorboard_private with this Python.
+    directory that runs gpuportal_session.tensorboard_private with this Python.
     """
     try:
         directory = runtime_dir()
@@ -84,7 +84,9 @@ def prepare_tensorboard() -> None:
         print(f"TensorBoard from notebooks is off: {error}", file=sys.stderr)
         return
     shim = directory / "tensorboard"
-    shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m spawner.tensorboard_private "$@"\n')
+    shim.write_text(
+        f'#!/bin/sh\nexec {sys.executable} -m gpuportal_session.tensorboard_private "$@"\n'
+    )
     shim.chmod(0o700)
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/")
     os.environ["TENSORBOARD_BINARY"] = str(shim)

@@ -10,7 +10,7 @@ import signal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from spawner.core.jobs import (
+from core.jobs import (
     SQUEUE_FORMAT,
     JobDetail,
     JobInfo,
@@ -18,8 +18,8 @@ from spawner.core.jobs import (
     parse_scontrol_job,
     parse_squeue,
 )
-from spawner.core.partitions import SINFO_FORMAT, Partition, parse_sinfo
-from spawner.core.tags import parse_tag
+from core.partitions import SINFO_FORMAT, Partition, parse_sinfo
+from core.tags import parse_tag
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ async def run_command(
 
     The group matters: under `sudo -u USER sbatch`, killing sudo alone can leave sbatch running,
     and a submission that goes through after we gave up is a duplicate job. Killing the group
-    makes that unlikely; looking the job up by its tag afterwards (spawner.core.tags) makes it
+    makes that unlikely; looking the job up by its tag afterwards (core.tags) makes it
     exact.
     """
     proc = await asyncio.create_subprocess_exec(
@@ -143,7 +143,7 @@ class SlurmClient:
     ) -> str:
         """Submit script as user; return the job id (or sbatch's verdict with test_only).
 
-        tag: the job's comment (spawner.core.tags), by which it is found again if sbatch times
+        tag: the job's comment (core.tags), by which it is found again if sbatch times
         out after submitting.
         """
         options = [f"--comment={tag}"] if tag else []

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from spawner.core.states import JobState, Phase, job_state, phase_of
+from core.states import JobState, Phase, job_state, phase_of
 
 # One line per job. '|' appears in none of these fields but the comment, which comes last and
 # is split off whole (users may put anything in their own jobs' comments).
@@ -54,7 +54,7 @@ class JobInfo:
     user: str
     time_limit: str = ""  # as squeue prints it: "8:00:00", "1-00:00:00"
     nodes: str = ""  # every node of the job ("gpu[01-02]"); host is the batch host
-    comment: str = ""  # the tag the portal gave the job (see spawner.core.tags)
+    comment: str = ""  # the tag the portal gave the job (see core.tags)
 
     @property
     def phase(self) -> Phase:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from spawner.tensorboard_page import candidate_folders
-from spawner.tensorboard_private import check_logdir, claim_number, instances, runtime_dir
+from gpuportal_session.tensorboard_page import candidate_folders
+from gpuportal_session.tensorboard_private import check_logdir, claim_number, instances, runtime_dir
 
 
 def test_a_missing_or_unreadable_folder_is_refused_in_words(tmp_path: Path) -> None:

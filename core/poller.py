@@ -12,8 +12,8 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from spawner.core.jobs import JobInfo
-from spawner.core.slurm import SlurmClient
+from core.jobs import JobInfo
+from core.slurm import SlurmClient
 
 
 class JobPoller:

@@ -13,7 +13,7 @@ from typing import ClassVar
 
 import pytest
 
-from spawner.singleuser import report_port
+from gpuportal_session.singleuser import report_port
 
 
 class _Recorder(BaseHTTPRequestHandler):
@@ -60,7 +60,14 @@ def test_other_commands_are_execed_with_the_reported_port_in_their_service_url(
         JUPYTERHUB_SERVICE_URL="http://0.0.0.0:0/user/alice/",
     )
     shown = subprocess.run(
-        [sys.executable, "-m", "spawner.singleuser", "sh", "-c", "echo $JUPYTERHUB_SERVICE_URL"],
+        [
+            sys.executable,
+            "-m",
+            "gpuportal_session.singleuser",
+            "sh",
+            "-c",
+            "echo $JUPYTERHUB_SERVICE_URL",
+        ],
         env=env,
         capture_output=True,
         text=True,
@@ -74,7 +81,7 @@ def test_the_skipped_import_leaves_jupyter_server_and_its_event_schemas_working(
     # In a fresh interpreter: sys.modules is process-wide, and this test must not change ours.
     code = """
 import sys
-from spawner.singleuser import skip_slow_imports
+from gpuportal_session.singleuser import skip_slow_imports
 skip_slow_imports()
 try:
     import rfc3987_syntax
@@ -101,11 +108,17 @@ except ValidationError:
 
 
 def test_python_dash_m_runs_jupyterhub_singleuser_in_process(fake_hub: str) -> None:
-    # The job runs `python -m spawner.singleuser jupyterhub-singleuser ...` (the Python of the
-    # chosen environment); --version stands in for a real start.
+    # The job runs `python -m gpuportal_session.singleuser jupyterhub-singleuser ...` (the Python
+    # of the chosen environment); --version stands in for a real start.
     env = dict(os.environ, JUPYTERHUB_API_URL=fake_hub, JUPYTERHUB_API_TOKEN="tok")
     result = subprocess.run(
-        [sys.executable, "-m", "spawner.singleuser", "jupyterhub-singleuser", "--version"],
+        [
+            sys.executable,
+            "-m",
+            "gpuportal_session.singleuser",
+            "jupyterhub-singleuser",
+            "--version",
+        ],
         env=env,
         capture_output=True,
         text=True,

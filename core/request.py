@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from spawner.core.environments import SoftwareEnvironment, offered_with
-from spawner.core.profiles import ResourceProfile, find_profile
-from spawner.core.runtime import RuntimeFormatError, describe_runtime, format_runtime, parse_runtime
+from core.environments import SoftwareEnvironment, offered_with
+from core.profiles import ResourceProfile, find_profile
+from core.runtime import RuntimeFormatError, describe_runtime, format_runtime, parse_runtime
 
 ALLOWED_OPTIONS = ("profile", "runtime", "environment")
 

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from spawner.core.session_files import link_shared, sync_templates
+from gpuportal_session.session_files import link_shared, sync_templates
 
 
 def shipped(tmp_path: Path, files: dict[str, str]) -> Path:

@@ -2,8 +2,9 @@
 
 jupyter-server-proxy runs this on a unix socket in a private temporary directory and proxies it
 at /user/NAME/tensorboard/ (the "TensorBoard" launcher tile opens it in a new tab). Each
-TensorBoard runs as its own process (spawner.tensorboard_private) on a 0700 unix socket, and is
-served here under tb/<number>/, so it is only ever reached through the hub, by its owner.
+TensorBoard runs as its own process (gpuportal_session.tensorboard_private) on a 0700 unix
+socket, and is served here under tb/<number>/, so it is only ever reached through the hub, by
+its owner.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
-from spawner.tensorboard_private import instances, runtime_dir
+from gpuportal_session.tensorboard_private import instances, runtime_dir
 
 START_TIMEOUT_S = 60
 # Hop-by-hop headers are the proxy's own business, not to be passed through.
@@ -31,7 +32,7 @@ HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade",
 def server_proxy_config() -> dict[str, Any]:
     """jupyter-server-proxy's entry for this page (entry point `jupyter_serverproxy_servers`)."""
     return {
-        "command": [sys.executable, "-m", "spawner.tensorboard_page", "{unix_socket}"],
+        "command": [sys.executable, "-m", "gpuportal_session.tensorboard_page", "{unix_socket}"],
         "unix_socket": True,
         "timeout": 30,
         "new_browser_tab": True,
@@ -76,7 +77,7 @@ def open_board(logdir: str) -> tuple[int | None, str]:
         if board["logdir"] == folder:
             return int(board["number"]), ""
     process = subprocess.Popen(
-        [sys.executable, "-m", "spawner.tensorboard_private", "--logdir", folder],
+        [sys.executable, "-m", "gpuportal_session.tensorboard_private", "--logdir", folder],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         start_new_session=True,

@@ -1,0 +1,93 @@
+"""The house by where code runs: a built wheel carries its templates and notebooks, and the
+session package (what runs in the user's job) imports neither the hub's code nor the portal's."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.golden_jobs import GOLDEN_CASES, golden_path
+
+REPO = Path(__file__).resolve().parents[2]
+# Modules a software environment must not need to carry.
+FORBIDDEN = {"spawner", "portal", "core", "fastapi", "sqlalchemy", "psycopg", "ldap3",
+             "batchspawner", "wrapspawner", "uvicorn", "alembic"}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project as a wheel, installed alone into a folder (not the editable checkout)."""
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
+         "-w", str(out / "dist"), str(REPO)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    [wheel] = (out / "dist").glob("*.whl")
+    site = out / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(site),
+         str(wheel)],
+        check=True, capture_output=True, timeout=300,
+    )  # fmt: skip
+    return site
+
+
+def _run_isolated(site: Path, code: str, tmp_path: Path) -> str:
+    """Python without site-packages (so not the editable checkout), the wheel's folder and
+    jinja2 alone on its path, run away from the checkout."""
+    import jinja2
+    import markupsafe
+
+    deps = tmp_path / "deps"
+    deps.mkdir()
+    for module in (jinja2, markupsafe):
+        shutil.copytree(Path(module.__file__).parent, deps / module.__name__)
+    env = {"PYTHONPATH": f"{site}{os.pathsep}{deps}", "PATH": os.environ.get("PATH", "")}
+    result = subprocess.run(
+        [sys.executable, "-S", "-c", code],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_the_wheel_renders_the_golden_scripts_from_its_own_templates(
+    installed_wheel: Path, tmp_path: Path
+):
+    shutil.copy(REPO / "tests" / "golden_jobs.py", tmp_path / "golden_jobs.py")
+    code = """
+import json
+import core.resources
+from core.sbatch import render_singleuser_script
+from golden_jobs import GOLDEN_CASES, golden_job
+print(json.dumps({
+    "templates": str(core.resources.TEMPLATES_DIR),
+    "notebooks": sorted(p.name for p in core.resources.NOTEBOOKS_DIR.glob("*.ipynb")),
+    "scripts": [render_singleuser_script(golden_job(slug, environment=env))
+                for slug, env in GOLDEN_CASES],
+}))
+"""
+    answer = json.loads(_run_isolated(installed_wheel, code, tmp_path))
+    assert answer["templates"].startswith(str(installed_wheel))
+    assert answer["notebooks"] == sorted(p.name for p in (REPO / "notebooks").glob("*.ipynb"))
+    expected = [golden_path(slug, env).read_text() for slug, env in GOLDEN_CASES]
+    assert answer["scripts"] == expected
+
+
+def test_the_session_package_needs_neither_hub_nor_portal(installed_wheel: Path, tmp_path: Path):
+    code = """
+import json, sys
+import gpuportal_session.singleuser, gpuportal_session.session_files
+import gpuportal_session.tensorboard_private, gpuportal_session.tensorboard_page
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+    loaded = set(json.loads(_run_isolated(installed_wheel, code, tmp_path)))
+    assert "gpuportal_session" in loaded
+    assert not loaded & FORBIDDEN, loaded & FORBIDDEN
