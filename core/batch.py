@@ -20,11 +20,11 @@ from core.environments import (
     check_environment_fields,
 )
 from core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
+from core.resources import TEMPLATES_DIR
 from core.runtime import format_runtime
 from core.sbatch import (
     ARG_RE,
     PATH_RE,
-    TEMPLATES_DIR,
     USERNAME_RE,
     ScriptError,
     template_environment,

@@ -10,7 +10,7 @@ from fastapi import FastAPI, Request, status
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from core.sbatch import TEMPLATES_DIR
+from core.resources import TEMPLATES_DIR
 from core.slurm import SlurmClient, SlurmUnavailable
 from portal import crud, db
 from portal.cluster import ClusterUnavailable, PartitionCatalog

@@ -25,8 +25,8 @@ from core.request import (
     options_from_form_data,
     parse_user_options,
 )
+from core.resources import TEMPLATES_DIR
 from core.runtime import format_runtime
-from core.sbatch import TEMPLATES_DIR
 from spawner.errors import spawn_error
 from spawner.profile_source import Offer, ProfileSource
 from spawner.slurm_spawner import GpuSlurmSpawner
