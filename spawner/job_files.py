@@ -54,6 +54,16 @@ class JobFiles:
         except (OSError, KeyError, SlurmError) as error:
             log.warning("Could not remove the token file of %s: %s", self._user, error)
 
+    async def writable(self, path: str) -> bool:
+        """Whether the user can write into the folder (False when it cannot be checked)."""
+        try:
+            result = await self._slurm.run_as_user(
+                self._user, ["test", "-d", path, "-a", "-w", path]
+            )
+        except (OSError, SlurmError):
+            return False
+        return result.returncode == 0
+
     async def log_tail(self, job_id: str, lines: int) -> str:
         try:
             log_dir = await self.log_dir()

@@ -298,6 +298,14 @@ class GpuSlurmSpawner(SessionJobSettings):
         await self._forget()
         if tail:
             message += f" Last lines of its log:\n{tail}"
+        else:
+            # No log at all: often Slurm could not open it, which is the whole story.
+            log_dir = await self.files.log_dir()
+            if not await self.files.writable(log_dir):
+                message += (
+                    f" Slurm could not write its log: {log_dir} is not a folder you can write "
+                    "to. Fix its permissions (or remove it) and start again."
+                )
         raise spawn_error(message, reason="job_ended", status_code=500)
 
     async def progress(self) -> AsyncIterator[dict[str, Any]]:  # type: ignore[override]

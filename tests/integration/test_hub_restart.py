@@ -63,9 +63,10 @@ def test_running_and_queued_servers_survive_a_hub_restart(hub: Hub, clean: None)
         wait_for(lambda: all(job_state(j).startswith("RUNNING") for j in blockers), 30, "blockers")
 
         bob = hub.login("bob")
-        response = hub.api(
-            bob, "POST", "/users/bob/server", json={"user_options": {"profile": "gpu-1"}}
-        )
+        # What the spawn form sends, an environment included: the resume must not depend on
+        # the portal (which offers environments) being up before the resume service posts.
+        form_options = {"profile": "gpu-1", "runtime": "08:00:00", "environment": "session"}
+        response = hub.api(bob, "POST", "/users/bob/server", json={"user_options": form_options})
         # 202, or 201 after an earlier failed spawn of bob's: JupyterHub 6.1's get_spawner
         # (replace_failed) answers from a spawner it never stores, which is not pending.
         assert response.status_code in (201, 202), response.text

@@ -3,12 +3,22 @@ job comes back by itself, and ends with a message saying why when it does not.""
 
 from __future__ import annotations
 
+import subprocess
+from pathlib import Path
+
 import pytest
 import requests
 
 from tests.hubproc import Hub, wait_for
-from tests.integration.conftest import user_jobs
-from tests.integration.faults.helpers import home_page, scontrol, spawn, state_of
+from tests.integration.conftest import cancel_user_jobs, user_jobs
+from tests.integration.faults.helpers import (
+    failed_spawn_message,
+    fill_gpus,
+    home_page,
+    scontrol,
+    spawn,
+    state_of,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -56,3 +66,22 @@ def test_session_at_its_time_limit_ends_with_a_message(hub: Hub, clean: None):
     assert "Your session (job" in home_page(hub, alice)
     assert "reached its 1 min time limit." in home_page(hub, alice)
     assert user_jobs("alice") == []
+
+
+def test_a_queued_job_whose_log_folder_became_unwritable_says_so(hub: Hub, clean: None):
+    log_dir = Path("/home/bob/.jupyterhub-logs")
+    try:
+        blockers = fill_gpus("gpu01", "gpu02")
+        bob = hub.login("bob")
+        response = spawn(hub, bob, "bob")
+        assert response.status_code in (201, 202)
+        [job_id] = wait_for(lambda: user_jobs("bob", "%i"), 20, "bob's job")
+        wait_for(lambda: state_of(job_id) == "PENDING", 20, "bob's job to wait")
+        log_dir.chmod(0o500)  # while it waits, the folder of its log becomes read-only
+        subprocess.run(["scancel", *blockers], check=True)
+        message = failed_spawn_message(hub, bob, "bob", response)
+        assert f"The JupyterLab job {job_id} failed while starting (FAILED)" in message, message
+        assert f"Slurm could not write its log: {log_dir} is not a folder you can write" in message
+    finally:
+        log_dir.chmod(0o700)
+        cancel_user_jobs("carol")
