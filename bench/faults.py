@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.hubproc import REPO, Hub, wait_for
-from tests.integration.faults.helpers import fill_gpus, spawn, state_of
+from tests.integration.faults.helpers import fill_gpus, running_session, spawn, state_of
 
 USERS = ("alice", "bob")
 SLURMCTLD_PID = Path("/var/lib/portal-local/run/slurmctld.pid")
@@ -71,12 +71,7 @@ def _setup(hub: Hub) -> dict[str, str]:
         if hub.server(carol, user) is not None:
             hub.stop_server(carol, user)
     cancel("alice", "bob", "carol")
-    alice = hub.login("alice")
-    assert spawn(hub, alice, "alice").status_code in (201, 202)
-    hub.wait_ready(alice, "alice")
-    node = subprocess.run(
-        ["squeue", "-h", "-u", "alice", "-o", "%N"], capture_output=True, text=True
-    ).stdout.strip()
+    _, _, node = running_session(hub, "alice")
     other = "gpu02" if node == "gpu01" else "gpu01"
     blockers = fill_gpus(node, gpus=3) + fill_gpus(other)
     wait_for(lambda: all(state_of(j) == "RUNNING" for j in blockers), 30, "blockers")

@@ -53,12 +53,27 @@ def spawn(hub: Hub, session: requests.Session, user: str, **options: str) -> req
     return hub.api(session, "POST", f"/users/{user}/server", json=body)
 
 
+def running_session(hub: Hub, user: str, **options: str) -> tuple[requests.Session, str, str]:
+    """The user logged in with a ready 1-GPU server: (session, job id, node)."""
+    session = hub.login(user)
+    assert spawn(hub, session, user, **options).status_code in (201, 202)
+    hub.wait_ready(session, user)
+    out = subprocess.run(
+        ["squeue", "-h", f"--user={user}", "-o", "%i|%N"], capture_output=True, text=True
+    ).stdout.split()
+    assert len(out) == 1, out
+    job_id, node = out[0].split("|")
+    return session, job_id, node
+
+
 def failed_spawn_message(
     hub: Hub, session: requests.Session, user: str, response: requests.Response
 ) -> str:
     """What a failed spawn told the user, whether it failed before the hub answered the POST
-    or after (a 202, then the failure in the progress stream the spawn page reads)."""
-    if response.status_code != 202:
+    or after (a 202, then the failure in the progress stream the spawn page reads). A 201 can
+    stand for a 202 after an earlier failed spawn (JupyterHub 6.1's get_spawner replace_failed
+    answers from a spawner it never stores)."""
+    if response.status_code >= 400:
         return str(response.json()["message"])
     wait_for(lambda: hub.server(session, user) is None, 60, f"{user}'s failed server to go")
     url = f"{hub.url}/hub/api/users/{user}/server/progress"

@@ -11,7 +11,7 @@ import pytest
 
 from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import cancel_user_jobs, user_jobs
-from tests.integration.faults.helpers import fill_gpus, spawn, state_of
+from tests.integration.faults.helpers import fill_gpus, running_session, spawn, state_of
 
 pytestmark = pytest.mark.integration
 
@@ -31,11 +31,7 @@ def _alive(pids: set[str]) -> set[str]:
 
 
 def test_hub_killed_keeps_running_and_queued_servers(hub: Hub, clean: None):
-    alice = hub.login("alice")
-    assert spawn(hub, alice, "alice").status_code in (201, 202)
-    hub.wait_ready(alice, "alice")
-    [alice_job] = user_jobs("alice", "%i|%B")
-    alice_id, node = alice_job.split("|")
+    alice, alice_id, node = running_session(hub, "alice")
     other = "gpu02" if node == "gpu01" else "gpu01"
     try:
         blockers = fill_gpus(node, gpus=3) + fill_gpus(other)

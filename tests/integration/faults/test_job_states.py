@@ -15,6 +15,7 @@ from tests.integration.faults.helpers import (
     failed_spawn_message,
     fill_gpus,
     home_page,
+    running_session,
     scontrol,
     spawn,
     state_of,
@@ -34,10 +35,7 @@ def _lab_answers(hub: Hub, session: requests.Session, user: str) -> bool:
 
 
 def test_suspended_then_requeued_session_is_kept_and_comes_back(hub: Hub, clean: None):
-    alice = hub.login("alice")
-    assert spawn(hub, alice, "alice").status_code in (201, 202)
-    hub.wait_ready(alice, "alice")
-    [job_id] = user_jobs("alice", "%i")
+    alice, job_id, _ = running_session(hub, "alice")
 
     scontrol("suspend", job_id)
     note = "was suspended by an administrator. It goes on where it was when it is resumed."
@@ -59,9 +57,7 @@ def test_suspended_then_requeued_session_is_kept_and_comes_back(hub: Hub, clean:
 
 
 def test_session_at_its_time_limit_ends_with_a_message(hub: Hub, clean: None):
-    alice = hub.login("alice")
-    assert spawn(hub, alice, "alice", runtime="00:01:00").status_code in (201, 202)
-    hub.wait_ready(alice, "alice")
+    alice, _, _ = running_session(hub, "alice", runtime="00:01:00")
     wait_for(lambda: hub.server(alice, "alice") is None, 180, "the time limit", step=2)
     assert "Your session (job" in home_page(hub, alice)
     assert "reached its 1 min time limit." in home_page(hub, alice)
