@@ -62,6 +62,14 @@ def test_options_that_fail_the_checks_are_never_stored(hub: Hub, clean: None):
         assert hub.api(carol, "DELETE", "/users/bob/server").status_code in (202, 204)
     assert user_jobs("bob") == []
 
+    # An admin can delete the user too (the directory brings him back at his next login).
+    assert spawn(hub, bob, "bob", runtime=5).status_code == 400  # type: ignore[arg-type]
+    assert hub.api(carol, "DELETE", "/users/bob").status_code == 204
+    bob = hub.login("bob")
+    assert spawn(hub, bob, "bob", runtime="02:00:00").status_code in (201, 202)
+    hub.wait_ready(bob, "bob")
+    hub.stop_server(carol, "bob")
+
     # The stored (good) options are what a spawn without options uses.
     assert hub.api(bob, "POST", "/users/bob/server", json={}).status_code in (201, 202)
     hub.wait_ready(bob, "bob")
