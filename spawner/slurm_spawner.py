@@ -327,6 +327,7 @@ class GpuSlurmSpawner(SessionJobSettings):
 
     def load_state(self, state: dict[str, Any]) -> None:
         super().load_state(state)
+        # "reachable": the state the previous release saved for a server that was up.
         stage = state.get("stage") or ("ready" if state.get("reachable") else "submitting")
         self.stage = Stage(stage) if stage in {s.value for s in Stage} else Stage.SUBMITTING
 
