@@ -17,7 +17,8 @@ from portal.cluster import ClusterUnavailable, PartitionCatalog
 from portal.crud import SlugTaken, VersionConflict
 from portal.deps import LoginRequired, PageForbidden
 from portal.identity import STATE_COOKIE_NAME, HubIdentity
-from portal.job_service import IdempotencyMismatch, JobRejected, JobWatcher, SubmissionUncertain
+from portal.job_service import IdempotencyMismatch, JobRejected, SubmissionUncertain
+from portal.job_watcher import JobWatcher
 from portal.models import Profile
 from portal.profile_service import RuleViolation
 from portal.routers import (

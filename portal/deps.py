@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from core.slurm import SlurmClient
 from portal.cluster import PartitionCatalog
 from portal.identity import COOKIE_NAME, Caller, HubIdentity
-from portal.job_service import JobWatcher
+from portal.job_watcher import JobWatcher
 from portal.settings import PortalSettings
 
 

@@ -11,7 +11,8 @@ from sqlalchemy.orm import Session
 
 from core.jobs import JobDetail, JobInfo
 from core.slurm import SlurmError, SlurmUnavailable
-from portal.job_service import JobWatcher, record_tag
+from portal.job_service import record_tag
+from portal.job_watcher import JobWatcher
 from portal.models import Base, JobRecord
 from portal.settings import PortalSettings
 

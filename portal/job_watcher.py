@@ -1,0 +1,121 @@
+"""Job records kept in step with Slurm: one squeue for all live jobs, scontrol for ended ones,
+and the tag for submissions sbatch never answered."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+
+from sqlalchemy.orm import Session
+
+from core.jobs import JobDetail
+from core.slurm import SlurmClient, SlurmError
+from core.states import Phase, phase_of
+from portal.job_service import aware_utc, mark_submitted, record_tag, settled
+from portal.models import JobRecord, utcnow
+from portal.settings import PortalSettings
+
+log = logging.getLogger(__name__)
+
+
+def apply_detail(record: JobRecord, detail: JobDetail | None) -> None:
+    """Copy what Slurm says of the job onto its record."""
+    if detail is None:
+        if not settled(record.state):
+            record.state, record.reason = "ENDED", "Slurm no longer knows this job"
+        return
+    record.state = detail.state
+    record.reason = detail.reason if detail.phase is Phase.QUEUED else ""
+    record.nodes = detail.nodes or record.nodes
+    record.exit_code = detail.exit_code
+    record.started_at = detail.start_time if detail.phase is not Phase.QUEUED else ""
+    record.ended_at = detail.end_time if detail.phase is Phase.ENDED else ""
+    record.updated_at = utcnow()
+
+
+class JobWatcher:
+    """Keeps job records in step with Slurm: one squeue for all live jobs, at most every
+    `min_interval` seconds however many people look at their job lists."""
+
+    def __init__(
+        self,
+        slurm: SlurmClient,
+        *,
+        min_interval: float = 2.0,
+        settings: PortalSettings | None = None,
+    ) -> None:
+        self._slurm = slurm
+        self._min_interval = min_interval
+        self._last = 0.0
+        self._lock = asyncio.Lock()
+        self._settings = settings or PortalSettings()
+        # A submission still in flight is not "uncertain" yet: give sbatch its whole timeout.
+        self._settle_after = 3 * self._settings.slurm_timeout
+
+    async def refresh(self, session: Session, records: list[JobRecord]) -> None:
+        live = [r for r in records if r.slurm_job_id and not settled(r.state)]
+        unsure = [r for r in records if self._uncertain(r)]
+        if not live and not unsure:
+            return
+        async with self._lock:
+            if time.monotonic() - self._last < self._min_interval:
+                return
+            self._last = time.monotonic()
+            if unsure:
+                await self._settle(unsure)
+            if not live:
+                session.commit()
+                return
+            try:
+                seen = await self._slurm.jobs(r.slurm_job_id for r in live)
+            except SlurmError as error:
+                log.warning("Could not ask squeue about jobs: %s", error)
+                return
+            for record in live:
+                info = seen.get(record.slurm_job_id)
+                if info is not None and phase_of(info.state) is not Phase.ENDED:
+                    waiting = info.phase in (Phase.QUEUED, Phase.REQUEUED)
+                    record.state = info.state
+                    record.reason = info.reason if waiting else ""
+                    # Every node of a running multi-node job, not only its batch host.
+                    record.nodes = "" if waiting else (info.nodes or info.host)
+                else:
+                    # Ended (or gone): scontrol has the exit code and the times.
+                    await self._update_from_scontrol(record)
+            session.commit()
+
+    def _uncertain(self, record: JobRecord) -> bool:
+        if record.slurm_job_id or record.state != "SUBMITTING":
+            return False
+        return (utcnow() - aware_utc(record.updated_at)).total_seconds() > self._settle_after
+
+    async def _settle(self, records: list[JobRecord]) -> None:
+        """Records whose sbatch never answered: the job carrying the tag, or none at all."""
+        try:
+            found = await self._slurm.tagged(alive_only=False)
+            tagged = {job.comment: job.job_id for job in found}
+        except SlurmError as error:
+            log.warning("Could not ask squeue about unanswered submissions: %s", error)
+            return
+        for record in records:
+            job_id = tagged.get(record_tag(record, self._settings))
+            if job_id:
+                mark_submitted(record, job_id)
+            else:
+                record.state, record.updated_at = "NOT_SUBMITTED", utcnow()
+
+    async def _update_from_scontrol(self, record: JobRecord) -> None:
+        try:
+            detail = await self._slurm.job_detail(record.slurm_job_id)
+        except SlurmError as error:
+            # Slurm trouble is "unknown for now", never "gone": keep the last state seen.
+            log.warning("Could not ask scontrol about job %s: %s", record.slurm_job_id, error)
+            return
+        apply_detail(record, detail)
+
+    async def refresh_one(self, session: Session, record: JobRecord) -> None:
+        if not record.slurm_job_id or settled(record.state):
+            return
+        await self._update_from_scontrol(record)
+        session.commit()
