@@ -28,7 +28,10 @@ class JobFiles:
         return entry.pw_dir
 
     async def log_dir(self) -> str:
-        return self._template.format(home=await self.home())
+        return self.log_dir_in(await self.home())
+
+    def log_dir_in(self, home: str) -> str:
+        return self._template.format(home=home)
 
     def token_file(self, log_dir: str) -> str:
         server = re.sub(r"[^A-Za-z0-9_-]", "_", self._server) or "default"

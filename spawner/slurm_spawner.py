@@ -169,7 +169,8 @@ class GpuSlurmSpawner(SessionJobSettings):
 
     async def _adopt_or_submit(self, request: SpawnRequest | None) -> str:
         """A queued job of this server's if there is one, else a new one: never two."""
-        log_dir = await self.files.log_dir()
+        home = await self.files.home()  # one passwd lookup for the log folder and the job
+        log_dir = self.files.log_dir_in(home)
         adopted = await self._adopt(await self._own_jobs(), log_dir)
         if adopted:
             return adopted
@@ -179,7 +180,7 @@ class GpuSlurmSpawner(SessionJobSettings):
                 reason="nothing_to_resume",
             )
         try:
-            return await self._submit(request, log_dir)
+            return await self._submit(request, home, log_dir)
         except SlurmUnavailable as error:
             # sbatch may have submitted before it was stopped: look for the job by its tag
             # before saying anything, and take it over if it is there (exactly once). It holds
@@ -223,8 +224,7 @@ class GpuSlurmSpawner(SessionJobSettings):
         except OSError as error:
             raise spawn_error(str(error), reason="log_dir", status_code=500) from None
 
-    async def _submit(self, request: SpawnRequest, log_dir: str) -> str:
-        home = await self.files.home()
+    async def _submit(self, request: SpawnRequest, home: str, log_dir: str) -> str:
         await self._hand_over_token(log_dir)
         self.ip = self.listen_ip  # JUPYTERHUB_SERVICE_URL in get_env() is built from it
         env = {k: v for k, v in self.get_env().items() if k not in TOKEN_VARS}
