@@ -34,6 +34,25 @@ _UNREACHABLE_MARKERS = (
 )
 
 
+# What every command gets as its environment, whoever it runs as: never the service's own,
+# which holds its API token and database URL. A process that runs as a user can be read by
+# that user (/proc/<pid>/environ), so the rule is "name what passes", never "pass all".
+_BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "SLURM_CONF", "TZ")
+# The default run-as prefix: sudo passes on only the variables named in {keep}.
+DEFAULT_RUN_AS = ("sudo", "--preserve-env={keep}", "-u", "{user}")
+# What commands create (sbatch's output files, the job's log folder) is private by default.
+COMMAND_UMASK = 0o077
+
+
+def command_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The few variables of this process that commands need, plus `extra`."""
+    env = {key: os.environ[key] for key in _BASE_ENV_KEYS if key in os.environ}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.setdefault("LANG", "C.UTF-8")
+    env.update(extra or {})
+    return env
+
+
 class SlurmError(RuntimeError):
     """A Slurm command failed; `message` is Slurm's own words, fit to show a user."""
 
@@ -68,14 +87,18 @@ async def run_command(
     and a submission that goes through after we gave up is a duplicate job. Killing the group
     makes that unlikely; looking the job up by its tag afterwards (core.tags) makes it
     exact.
+
+    env: the command's whole environment (default: command_env()); this process's own
+    environment never passes through.
     """
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE if input_text is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=dict(env) if env is not None else None,
+        env=dict(env) if env is not None else command_env(),
         start_new_session=True,
+        umask=COMMAND_UMASK,
     )
     data = input_text.encode() if input_text is not None else None
     try:
@@ -121,7 +144,7 @@ class SlurmClient:
     def __init__(
         self,
         *,
-        run_as: Sequence[str] = ("sudo", "-E", "-u", "{user}"),
+        run_as: Sequence[str] = DEFAULT_RUN_AS,
         timeout: float = 20.0,
         bin_dir: str = "",
     ) -> None:
@@ -129,8 +152,15 @@ class SlurmClient:
         self._timeout = timeout
         self._bin = bin_dir.rstrip("/") + "/" if bin_dir else ""
 
-    def _as_user(self, user: str, *argv: str) -> list[str]:
-        return [*(part.replace("{user}", user) for part in self._run_as), *argv]
+    def _as_user(self, user: str, *argv: str, keep: Iterable[str] = ()) -> list[str]:
+        """run_as filled in; a part naming {keep} is left out when no variable is kept."""
+        kept = ",".join(sorted(keep))
+        prefix = [
+            part.replace("{user}", user).replace("{keep}", kept)
+            for part in self._run_as
+            if kept or "{keep}" not in part
+        ]
+        return [*prefix, *argv]
 
     async def submit(
         self,
@@ -148,9 +178,15 @@ class SlurmClient:
         """
         options = [f"--comment={tag}"] if tag else []
         argv = self._as_user(
-            user, self._bin + "sbatch", "--test-only" if test_only else "--parsable", *options
+            user,
+            self._bin + "sbatch",
+            "--test-only" if test_only else "--parsable",
+            *options,
+            keep=env,
         )
-        result = await run_command(argv, input_text=script, env=env, timeout=self._timeout)
+        result = await run_command(
+            argv, input_text=script, env=command_env(env), timeout=self._timeout
+        )
         if result.returncode != 0:
             _raise_for(argv, result)
         if test_only:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Annotated
+from dataclasses import replace
+from typing import Annotated, Literal
 
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
@@ -11,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from core.slurm import SlurmClient
 from portal.cluster import PartitionCatalog
-from portal.identity import COOKIE_NAME, Caller, HubIdentity
+from portal.identity import COOKIE_NAME, Caller, HubIdentity, MissingScope
 from portal.job_watcher import JobWatcher
 from portal.settings import PortalSettings
 
@@ -67,9 +68,15 @@ authorization_header = APIKeyHeader(
 )
 
 
-def _bearer(header: str | None) -> str:
-    scheme, _, token = (header or "").partition(" ")
-    return token.strip() if scheme.lower() in ("token", "bearer") else ""
+def _bearer(header: str) -> str:
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() not in ("token", "bearer") or not token.strip():
+        raise HTTPException(
+            status.HTTP_401_UNAUTHORIZED,
+            "The Authorization header must be 'token <hub API token>' (or 'Bearer <token>').",
+            headers={"WWW-Authenticate": "token"},
+        )
+    return token.strip()
 
 
 async def get_caller(
@@ -77,8 +84,24 @@ async def get_caller(
     identity: Annotated[HubIdentity, Depends(get_identity)],
     header: Annotated[str | None, Security(authorization_header)],
 ) -> Caller | None:
-    token = _bearer(header) or request.cookies.get(COOKIE_NAME, "")
-    return await identity.caller_for_token(token) if token else None
+    """Who calls, from the Authorization header if there is one, else from the portal's cookie.
+
+    A header that is there but is not a token is refused, never passed over for the cookie:
+    the CSRF check below relies on knowing which of the two proved the caller.
+    """
+    via: Literal["header", "cookie"]
+    header = request.headers.get("authorization", header)  # "" too, which the scheme drops
+    if header is not None:
+        token, via = _bearer(header), "header"
+    else:
+        token, via = request.cookies.get(COOKIE_NAME, ""), "cookie"
+    if not token:
+        return None
+    try:
+        caller = await identity.caller_for_token(token)
+    except MissingScope as error:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, str(error)) from None
+    return replace(caller, via=via) if caller is not None else None
 
 
 SessionDep = Annotated[Session, Depends(get_session)]
@@ -105,9 +128,9 @@ def api_writer(
     caller: Annotated[Caller, Depends(api_caller)],
     identity: Annotated[HubIdentity, Depends(get_identity)],
 ) -> Caller:
-    """A caller allowed to change things. A browser (cookie, no Authorization header) must also
-    send the page's X-CSRF-Token, so another site cannot make its browser post here."""
-    if not request.headers.get("authorization"):
+    """A caller allowed to change things. A browser (proved by its cookie) must also send the
+    page's X-CSRF-Token, so another site cannot make its browser post here."""
+    if caller.via == "cookie":
         expected = identity.csrf_token(request.cookies.get(COOKIE_NAME, ""))
         if request.headers.get("x-csrf-token", "") != expected:
             raise HTTPException(

@@ -14,7 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from jupyterhub.services.auth import HubOAuth
+from jupyterhub.services.auth import HubOAuth, check_scopes
 
 from portal.settings import PortalSettings
 
@@ -25,12 +25,24 @@ STATE_COOKIE_NAME = "gpuportal-oauth-state"
 TokenCheck = Callable[[str], Awaitable[dict[str, Any] | None]]
 
 
+class MissingScope(Exception):
+    """A token the hub knows, without the scope that lets it use this service."""
+
+    def __init__(self, scope: str) -> None:
+        super().__init__(
+            f"This token may not use the portal: it needs the scope '{scope}'. "
+            "Make a token on the hub's Token page without narrowing its scopes, or with that one."
+        )
+
+
 @dataclass(frozen=True)
 class Caller:
     name: str
     kind: Literal["user", "hub"]
     groups: frozenset[str] = field(default_factory=frozenset)
     is_admin: bool = False
+    # How the request proved who it is: only a cookie can be sent by another site's page.
+    via: Literal["header", "cookie"] = "header"
 
 
 class HubIdentity:
@@ -42,6 +54,9 @@ class HubIdentity:
         self._oauth: HubOAuth | None = None
         self._check_token = check_token or self._check_with_hub
         self._csrf_key = settings.hub_api_token.encode() or secrets.token_bytes(32)
+        # What a token must hold to be used here, as the hub's own services check it: a
+        # JupyterLab server's token, or one narrowed to other scopes, is refused.
+        self.access_scope = f"access:services!service={settings.service_name}"
 
     @property
     def oauth(self) -> HubOAuth:
@@ -74,6 +89,8 @@ class HubIdentity:
         model = await self._check_token(token)
         if not model or model.get("kind", "user") != "user" or not model.get("name"):
             return None
+        if not check_scopes({self.access_scope}, set(model.get("scopes") or ())):
+            raise MissingScope(self.access_scope)
         groups = frozenset(str(group) for group in model.get("groups") or ())
         return Caller(
             name=str(model["name"]),

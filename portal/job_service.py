@@ -274,7 +274,9 @@ _made_dirs: set[tuple[str, str]] = set()
 async def _make_output_dir(slurm: SlurmClient, user: str, path: str) -> None:
     if (user, path) in _made_dirs:
         return
-    result = await slurm.run_as_user(user, ["mkdir", "-p", path])
+    # install -d also makes a folder that already exists private (0700): job output is the
+    # user's alone, whatever an older version left.
+    result = await slurm.run_as_user(user, ["install", "-d", "-m", "0700", path])
     if result.returncode != 0:
         raise OSError(f"could not create {path}: {result.stderr.strip()}")
     _made_dirs.add((user, path))

@@ -65,6 +65,11 @@ class PortalSettings(BaseSettings):
         return "/" + self.service_prefix.strip("/")
 
     @property
+    def service_name(self) -> str:
+        """The hub's name for this service: the last part of its prefix ("portal")."""
+        return self.service_prefix.strip("/").rsplit("/", 1)[-1]
+
+    @property
     def hub_prefix(self) -> str:
         """The hub's URL prefix ("/hub/"), under JUPYTERHUB_BASE_URL."""
         base = self.hub_base_url.strip("/")

@@ -6,6 +6,7 @@ from batchspawner import SlurmSpawner
 from traitlets import Float, Integer, List, Unicode
 
 from core.resources import NOTEBOOKS_DIR
+from core.slurm import DEFAULT_RUN_AS
 
 
 class SessionJobSettings(SlurmSpawner):
@@ -44,9 +45,12 @@ class SessionJobSettings(SlurmSpawner):
         help="Where each job writes its log (created as the user), e.g. {home}/.jupyterhub-logs.",
     )
     run_as = List(
-        ["sudo", "-E", "-u", "{user}"],
+        list(DEFAULT_RUN_AS),
         config=True,
-        help="Prefix that runs sbatch/scancel as the user, e.g. ['sudo', '-E', '-u', '{user}'].",
+        help="Prefix that runs sbatch/scancel as the user. {keep} becomes the variables sbatch "
+        "must pass (a part naming it is dropped when there are none), e.g. "
+        "['sudo', '--preserve-env={keep}', '-u', '{user}']. Never 'sudo -E': the hub's own "
+        "environment would reach processes the user can read.",
     )
     slurm_bin_dir = Unicode("", config=True, help="Directory of the Slurm commands, e.g. /usr/bin.")
     slurm_timeout = Float(20.0, config=True, help="Seconds before a Slurm command is given up.")

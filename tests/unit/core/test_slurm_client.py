@@ -1,0 +1,65 @@
+"""What reaches the commands the Slurm client runs: argv, environment and umask.
+
+The integration test (tests/integration/security/test_service_env.py) tries the real exploit;
+these pin the rules down without sudo or Slurm.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from core.slurm import SlurmClient, command_env, run_command
+
+SECRET = "PORTAL_DATABASE_URL"
+
+
+def run(coro):  # type: ignore[no-untyped-def]
+    return asyncio.run(coro)
+
+
+def test_a_command_never_inherits_the_service_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(SECRET, "postgresql://portal:hunter2@db/portal")
+    monkeypatch.setenv("JUPYTERHUB_API_TOKEN", "abc123")
+    result = run(run_command(["env"], timeout=10))
+    names = {line.split("=", 1)[0] for line in result.stdout.splitlines()}
+    assert SECRET not in names and "JUPYTERHUB_API_TOKEN" not in names
+    assert "PATH" in names and "LANG" in names
+
+
+def test_commands_create_private_files() -> None:
+    result = run(run_command(["sh", "-c", "umask"], timeout=10))
+    assert result.stdout.strip() == "0077"
+
+
+def test_run_as_names_the_kept_variables_and_drops_keep_when_there_are_none() -> None:
+    client = SlurmClient()
+    assert client._as_user("bob", "tail", "x", keep=["USER", "HOME"]) == [
+        "sudo", "--preserve-env=HOME,USER", "-u", "bob", "tail", "x"
+    ]  # fmt: skip
+    assert client._as_user("bob", "tail", "x") == ["sudo", "-u", "bob", "tail", "x"]
+
+
+def test_sbatch_gets_exactly_the_job_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stand-in sbatch records its environment: the job's variables, and no service secret."""
+    seen = tmp_path / "env.txt"
+    sbatch = tmp_path / "sbatch"
+    sbatch.write_text(f"#!/bin/sh\nenv > {seen}\ncat > /dev/null\necho 42\n")
+    sbatch.chmod(0o755)
+    monkeypatch.setenv(SECRET, "postgresql://portal:hunter2@db/portal")
+    client = SlurmClient(run_as=[], bin_dir=str(tmp_path), timeout=10)
+    job_id = run(client.submit("#!/bin/sh\n", user="bob", env={"JUPYTERHUB_USER": "bob"}))
+    assert job_id == "42"
+    env = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
+    assert env["JUPYTERHUB_USER"] == "bob"
+    assert SECRET not in env
+
+
+def test_command_env_adds_what_the_caller_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LANG", "de_DE.UTF-8")
+    env = command_env({"HOME": "/home/bob"})
+    assert env["LANG"] == "de_DE.UTF-8" and env["HOME"] == "/home/bob"

@@ -1,0 +1,90 @@
+"""Who may call the portal, and how: token scopes and the CSRF rule (issue 10, 3 and 4).
+
+The hub's answer for a token is replaced here (a boundary); tests/integration/security tries
+the same with real hub tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from portal.app import create_app
+from portal.identity import COOKIE_NAME, HubIdentity
+from portal.settings import PortalSettings
+
+API = "/services/portal/api"
+ACCESS = "access:services!service=portal"
+TOKENS: dict[str, list[str]] = {
+    "full": ["self", ACCESS],
+    "narrow": ["read:users:activity!user=bob"],
+    "server": ["access:servers!server=bob/", "users:activity!user=bob"],
+    "other-service": ["access:services!service=grafana"],
+}
+
+
+async def hub_says(token: str) -> dict[str, Any] | None:
+    if token not in TOKENS:
+        return None
+    return {"kind": "user", "name": "bob", "groups": [], "admin": False, "scopes": TOKENS[token]}
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[tuple[TestClient, HubIdentity]]:
+    settings = PortalSettings(
+        database_url=f"sqlite:///{tmp_path / 'portal.db'}",
+        hub_api_token="hub-secret",
+        slurm_bin_dir=str(tmp_path / "no-slurm"),
+    )
+    identity = HubIdentity(settings, check_token=hub_says)
+    with TestClient(create_app(settings, identity=identity)) as test_client:
+        yield test_client, identity
+
+
+@pytest.mark.parametrize("token", ["narrow", "server", "other-service"])
+def test_a_token_without_the_portal_scope_is_refused_saying_which_scope(
+    client: tuple[TestClient, HubIdentity], token: str
+) -> None:
+    answer = client[0].get(f"{API}/profiles", headers={"Authorization": f"token {token}"})
+    assert answer.status_code == 403
+    assert ACCESS in answer.json()["detail"]
+
+
+def test_a_token_with_the_portal_scope_is_let_in(client: tuple[TestClient, HubIdentity]) -> None:
+    answer = client[0].get(f"{API}/profiles", headers={"Authorization": "Bearer full"})
+    assert answer.status_code == 200, answer.text
+
+
+@pytest.mark.parametrize("header", ["", "Basic Ym9iOnB3", "token", "token   "])
+def test_a_header_that_is_not_a_token_never_falls_back_to_the_cookie(
+    client: tuple[TestClient, HubIdentity], header: str
+) -> None:
+    """Before, any Authorization header skipped the CSRF check and the cookie then logged in."""
+    test_client = client[0]
+    test_client.cookies.set(COOKIE_NAME, "full")
+    answer = test_client.delete(f"{API}/jobs/1", headers={"Authorization": header})
+    assert answer.status_code == 401
+    assert "token <hub API token>" in answer.json()["detail"]
+
+
+def test_a_cookie_caller_must_send_the_pages_csrf_token(
+    client: tuple[TestClient, HubIdentity],
+) -> None:
+    test_client, identity = client
+    test_client.cookies.set(COOKIE_NAME, "full")
+    assert test_client.delete(f"{API}/jobs/1").status_code == 403
+    wrong = test_client.delete(f"{API}/jobs/1", headers={"X-CSRF-Token": "guess"})
+    assert wrong.status_code == 403
+    right = test_client.delete(
+        f"{API}/jobs/1", headers={"X-CSRF-Token": identity.csrf_token("full")}
+    )
+    assert right.status_code == 404  # past the check: there is no job 1
+
+
+def test_a_header_token_needs_no_csrf_token(client: tuple[TestClient, HubIdentity]) -> None:
+    answer = client[0].delete(f"{API}/jobs/1", headers={"Authorization": "token full"})
+    assert answer.status_code == 404
