@@ -16,6 +16,7 @@ from portal import crud, db
 from portal.cluster import ClusterUnavailable, PartitionCatalog
 from portal.crud import SlugTaken, VersionConflict
 from portal.deps import LoginRequired, PageForbidden
+from portal.headers import add_api_docs, add_security_headers
 from portal.identity import STATE_COOKIE_NAME, HubIdentity
 from portal.job_service import IdempotencyMismatch, JobRejected, SubmissionUncertain
 from portal.job_watcher import JobWatcher
@@ -60,7 +61,7 @@ def create_app(
         summary="Resource profiles for the cluster's JupyterHub (and, later, multi-node jobs).",
         description="Authenticate with a hub API token: `Authorization: token <token>`.",
         version="0.1.0",
-        docs_url=f"{prefix}/docs",
+        docs_url=None,  # served by add_api_docs, from local files
         openapi_url=f"{prefix}/openapi.json",
         redoc_url=None,
         lifespan=lifespan,
@@ -85,6 +86,8 @@ def create_app(
     ):
         app.include_router(router, prefix=prefix)
     _add_error_handlers(app)
+    add_security_headers(app)
+    add_api_docs(app, prefix)
     return app
 
 

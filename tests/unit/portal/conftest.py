@@ -1,0 +1,42 @@
+"""A portal app on a temporary SQLite database, with the hub's answer for tokens replaced."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+
+from portal.app import create_app
+from portal.identity import HubIdentity
+from portal.settings import PortalSettings
+
+API = "/services/portal/api"
+ACCESS = "access:services!service=portal"
+# The scopes the hub reports for each token bob might present.
+TOKENS: dict[str, list[str]] = {
+    "full": ["self", ACCESS],
+    "narrow": ["read:users:activity!user=bob"],
+    "server": ["access:servers!server=bob/", "users:activity!user=bob"],
+    "other-service": ["access:services!service=grafana"],
+}
+
+
+async def hub_says(token: str) -> dict[str, Any] | None:
+    if token not in TOKENS:
+        return None
+    return {"kind": "user", "name": "bob", "groups": [], "admin": False, "scopes": TOKENS[token]}
+
+
+@pytest.fixture
+def client(tmp_path: Path) -> Iterator[tuple[TestClient, HubIdentity]]:
+    settings = PortalSettings(
+        database_url=f"sqlite:///{tmp_path / 'portal.db'}",
+        hub_api_token="hub-secret",
+        slurm_bin_dir=str(tmp_path / "no-slurm"),
+    )
+    identity = HubIdentity(settings, check_token=hub_says)
+    with TestClient(create_app(settings, identity=identity)) as test_client:
+        yield test_client, identity
