@@ -35,6 +35,10 @@ c.ConfigurableHTTPProxy.command = [
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
+# SameSite=Lax on the hub's cookies; the hub hands the same options to every server
+# (JUPYTERHUB_COOKIE_OPTIONS), so the jupyterhub-user-* cookies get it too: another site's
+# page cannot post to a session with them.
+c.JupyterHub.tornado_settings = {"cookie_options": {"samesite": "Lax"}}
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 # Stopping or restarting the hub must never cancel users' jobs.
 c.JupyterHub.cleanup_servers = False

@@ -11,13 +11,14 @@ import json
 import os
 import socket
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
 from gpuportal_session.session_files import link_shared, sync_templates
-from gpuportal_session.tensorboard_private import runtime_dir
+from gpuportal_session.tensorboard_private import RUNTIME_ENV, runtime_dir
 
 # jsonschema imports rfc3987_syntax for its "iri" format checks, and that module builds about
 # 35 Lark parsers at import: 1.2 s of a 2.6 s JupyterLab start on a 2-core node. No schema of
@@ -78,6 +79,11 @@ def prepare_tensorboard() -> None:
     TENSORBOARD_BINARY must be one executable: a two-line script in the user's private
     directory that runs gpuportal_session.tensorboard_private with this Python.
     """
+    if not os.environ.get(RUNTIME_ENV):
+        # A fresh directory with a random name, made 0700 in one step: nobody can make it
+        # first (a fixed /tmp/gpuportal-<uid> could be squatted by another user on the node).
+        # The page and `%tensorboard` find it through the environment they inherit.
+        os.environ[RUNTIME_ENV] = tempfile.mkdtemp(prefix=f"gpuportal-{os.getuid()}-")
     try:
         directory = runtime_dir()
     except (OSError, SystemExit) as error:
@@ -117,10 +123,22 @@ def run_singleuser(argv: list[str]) -> None:
     The shell exec'd this process, so scancel's SIGTERM still reaches the server directly.
     """
     skip_slow_imports()
+    enable_server_guard()
     from jupyterhub.singleuser import main as singleuser_main
 
     sys.argv = argv
     sys.exit(singleuser_main())
+
+
+def enable_server_guard() -> None:
+    """Add this package's Jupyter config folder, which enables gpuportal_session.server_guard.
+
+    A config folder, not a command-line option: jupyter_server merges the extension lists of
+    config folders, while a list given on the command line would replace them.
+    """
+    ours = str(Path(__file__).parent / "jupyter_config")
+    others = os.environ.get("JUPYTER_CONFIG_PATH", "")
+    os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in (ours, others) if p)
 
 
 def skip_slow_imports() -> None:

@@ -9,9 +9,11 @@ its owner.
 
 from __future__ import annotations
 
+import hmac
 import html
 import http.client
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -25,7 +27,27 @@ from urllib.parse import parse_qs
 from gpuportal_session.tensorboard_private import instances, runtime_dir
 
 START_TIMEOUT_S = 60
+# jupyter-server-proxy leaves CSRF checks to the proxied app, and the hub's cookie rides along
+# with any cross-site POST: so each form carries this token, which another site cannot read.
+FORM_TOKEN = secrets.token_urlsafe(32)
+# This page: never framed, nothing from elsewhere. A TensorBoard (tb/N/) may be framed by the
+# session's own pages: `%tensorboard` shows it in a notebook.
+PAGE_HEADERS = [
+    ("Content-Type", "text/html; charset=utf-8"),
+    (
+        "Content-Security-Policy",
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; "
+        "form-action 'self'; base-uri 'self'; object-src 'none'",
+    ),
+    ("X-Frame-Options", "DENY"),
+    ("X-Content-Type-Options", "nosniff"),
+]
+BOARD_HEADERS = {
+    "content-security-policy": "frame-ancestors 'self'",
+    "x-content-type-options": "nosniff",
+}
 # Hop-by-hop headers are the proxy's own business, not to be passed through.
+STALE_FORM = "That form was not sent from this page (or the page was restarted); nothing was done."
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer"}
 
 
@@ -112,7 +134,8 @@ def page(message: str = "", logdir: str = "") -> str:
         f'<tr><td><a href="tb/{b["number"]}/" target="_blank">TensorBoard {b["number"]}</a></td>'
         f"<td><code>{html.escape(b['logdir'])}</code></td>"
         f'<td><form method="post" action="close"><input type="hidden" name="number" '
-        f'value="{b["number"]}"><button>Close</button></form></td></tr>'
+        f'value="{b["number"]}"><input type="hidden" name="token" value="{FORM_TOKEN}">'
+        f"<button>Close</button></form></td></tr>"
         for b in instances(runtime_dir())
     )
     suggestions = "".join(
@@ -127,6 +150,7 @@ td {{ padding: .3rem .8rem .3rem 0; }} .muted {{ color: #667; }}</style></head><
 <p class="muted">Private to you: each TensorBoard listens on a socket only you can open, and this
 page reaches it through the hub.</p>
 <form method="post" action="open">
+  <input type="hidden" name="token" value="{FORM_TOKEN}">
   <label for="logdir">Folder with your logs</label><br>
   <input type="text" id="logdir" name="logdir" list="folders" value="{html.escape(logdir)}"
          placeholder="{html.escape(str(home))}/runs">
@@ -159,10 +183,10 @@ def proxy(environ: dict[str, Any], start_response: Any, number: str, rest: str) 
         environ["REQUEST_METHOD"], "/" + rest + (f"?{query}" if query else ""), body, headers
     )
     response = connection.getresponse()
-    start_response(
-        f"{response.status} {response.reason}",
-        [(k, v) for k, v in response.getheaders() if k.lower() not in HOP_HEADERS],
-    )
+    headers_out = [(k, v) for k, v in response.getheaders() if k.lower() not in HOP_HEADERS]
+    present = {k.lower() for k, _ in headers_out}
+    headers_out += [(k, v) for k, v in BOARD_HEADERS.items() if k not in present]
+    start_response(f"{response.status} {response.reason}", headers_out)
 
     def stream() -> Iterator[bytes]:
         try:
@@ -186,6 +210,9 @@ def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
     if method == "POST" and path in ("open", "close"):
         length = int(environ.get("CONTENT_LENGTH") or 0)
         form = parse_qs(environ["wsgi.input"].read(length).decode())
+        if not hmac.compare_digest(form.get("token", [""])[0], FORM_TOKEN):
+            start_response("403 Forbidden", PAGE_HEADERS)
+            return [page(STALE_FORM).encode()]
         if path == "close":
             close_board(int(form.get("number", ["0"])[0]))
             start_response("303 See Other", [("Location", "./")])
@@ -195,9 +222,9 @@ def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         if number is not None:
             start_response("303 See Other", [("Location", f"tb/{number}/")])
             return [b""]
-        start_response("400 Bad Request", [("Content-Type", "text/html; charset=utf-8")])
+        start_response("400 Bad Request", PAGE_HEADERS)
         return [page(problem, logdir).encode()]
-    start_response("200 OK", [("Content-Type", "text/html; charset=utf-8")])
+    start_response("200 OK", PAGE_HEADERS)
     return [page().encode()]
 
 

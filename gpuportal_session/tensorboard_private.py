@@ -21,11 +21,17 @@ from pathlib import Path
 from typing import Any
 
 MAX_INSTANCES = 999
+RUNTIME_ENV = "GPUPORTAL_RUNTIME_DIR"
 
 
 def runtime_dir() -> Path:
-    """The user's private directory for TensorBoard sockets (created 0700, checked)."""
-    base = Path(os.environ.get("GPUPORTAL_RUNTIME_DIR") or f"/tmp/gpuportal-{os.getuid()}")
+    """The user's private directory for TensorBoard sockets (created 0700, checked).
+
+    The session sets RUNTIME_ENV to a directory it made with a random name; the fixed
+    fallback is only for a TensorBoard started outside a session, and is refused when it
+    belongs to somebody else.
+    """
+    base = Path(os.environ.get(RUNTIME_ENV) or f"/tmp/gpuportal-{os.getuid()}")
     path = base / "tensorboard"
     for directory in (base, path):
         directory.mkdir(mode=0o700, exist_ok=True)

@@ -8,6 +8,7 @@ TensorBoard page (the launcher tile) lists it and opens it in a tab of its own.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,23 @@ def alice_boards() -> list[str]:
     ).stdout.split()
 
 
-def test_tensorboard_from_the_notebook_is_alices_only(hub: Hub, clean: None, browser: Any) -> None:
+ALICE_UID = 10001
+# Where an older version put alice's sockets: a fixed name anyone could make first.
+SQUAT = Path(f"/tmp/gpuportal-{ALICE_UID}")
+
+
+@pytest.fixture
+def bob_squats() -> Iterator[None]:
+    """bob makes alice's old fixed TensorBoard directory before her session starts."""
+    subprocess.run(["rm", "-rf", str(SQUAT)], check=True)
+    subprocess.run(["sudo", "-u", "bob", "mkdir", "-m", "0777", str(SQUAT)], check=True)
+    yield
+    subprocess.run(["rm", "-rf", str(SQUAT)], check=True)
+
+
+def test_tensorboard_from_the_notebook_is_alices_only(
+    hub: Hub, clean: None, browser: Any, bob_squats: None
+) -> None:
     page = log_in(browser, hub, "alice", "alice-demo")
     page.set_default_timeout(180_000)
     page.goto(f"{hub.url}/hub/spawn")
@@ -58,19 +75,39 @@ def test_tensorboard_from_the_notebook_is_alices_only(hub: Hub, clean: None, bro
 
     # The TensorBoard page (the launcher tile) lists it, and a missing folder is a clear error.
     listing = page.context.new_page()
-    listing.goto(f"{hub.url}/user/alice/tensorboard/")
+    shown = listing.goto(f"{hub.url}/user/alice/tensorboard/")
+    assert shown is not None
+    assert "frame-ancestors 'none'" in shown.headers["content-security-policy"]
+    assert shown.headers["x-content-type-options"] == "nosniff"
     assert "runs" in listing.inner_text("#boards")
     listing.fill("#logdir", "/home/alice/no-such-folder")
     listing.click("#open")
     assert "there is no folder '/home/alice/no-such-folder'" in listing.inner_text("#error")
+
+    # Every cookie of the hub's and of alice's server is SameSite=Lax.
+    cookies = [c for c in page.context.cookies() if c["name"].startswith("jupyterhub-")]
+    assert any(c["name"].startswith("jupyterhub-user-alice") for c in cookies), cookies
+    assert {c["sameSite"] for c in cookies} == {"Lax"}, cookies
+
+    # A POST with alice's cookies but not from her page (no form token), as another site's
+    # page would send it: refused, and nothing opened.
+    forged = listing.request.post(
+        f"{hub.url}/user/alice/tensorboard/open", form={"logdir": "/home/alice/templates"}
+    )
+    assert forged.status == 403 and "not sent from this page" in forged.text()
+    assert len(alice_boards()) == 1
+    # The generic /proxy/<port>/ is closed: the hub's API port is not reachable through it.
+    generic = listing.request.get(f"{hub.url}/user/alice/proxy/{hub.port}/hub/api")
+    assert generic.status == 404 and "does not serve a session's ports" in generic.text()
 
     # bob, logged in to the hub, gets 403 on alice's TensorBoard.
     bob = log_in(browser, hub, "bob", "bob-demo")
     response = bob.goto(board_url)
     assert response is not None and response.status == 403
     # ...and a process of bob's on the node cannot reach it either: the socket is alice's only.
-    sockets = sorted(Path("/tmp/gpuportal-10001/tensorboard").glob("*.sock"))
-    assert sockets
+    # ...in a directory of alice's own, made with a random name (bob's squat did not matter).
+    sockets = sorted(Path("/tmp").glob(f"gpuportal-{ALICE_UID}-*/tensorboard/*.sock"))
+    assert sockets and all(sock.parent.parent.stat().st_uid == ALICE_UID for sock in sockets)
     for sock in sockets:
         connect = f"import socket; socket.socket(socket.AF_UNIX).connect({str(sock)!r})"
         attempt = subprocess.run(

@@ -91,3 +91,7 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
     loaded = set(json.loads(_run_isolated(installed_wheel, code, tmp_path)))
     assert "gpuportal_session" in loaded
     assert not loaded & FORBIDDEN, loaded & FORBIDDEN
+    # The config folder that enables the server guard (generic /proxy/ closed) ships too.
+    config = installed_wheel / "gpuportal_session/jupyter_config/jupyter_server_config.d"
+    enabled = json.loads((config / "gpuportal_session.json").read_text())
+    assert enabled["ServerApp"]["jpserver_extensions"] == {"gpuportal_session.server_guard": True}
