@@ -17,11 +17,14 @@ log = logging.getLogger(__name__)
 
 
 class JobFiles:
-    def __init__(self, slurm: SlurmClient, *, user: str, server: str, log_dir_template: str):
+    def __init__(
+        self, slurm: SlurmClient, *, user: str, server: str, log_dir_template: str, hub: str
+    ):
         self._slurm = slurm
         self._user = user
         self._server = server
         self._template = log_dir_template
+        self._hub = hub
 
     async def home(self) -> str:
         entry = await asyncio.to_thread(pwd.getpwnam, self._user)
@@ -34,8 +37,12 @@ class JobFiles:
         return self._template.format(home=home)
 
     def token_file(self, log_dir: str) -> str:
-        server = re.sub(r"[^A-Za-z0-9_-]", "_", self._server) or "default"
-        return f"{log_dir}/token-{server}"
+        """One file per hub and server: two hubs sharing a home never overwrite each other's.
+
+        Not one per spawn: a spawn that takes over a queued job renews that job's file.
+        """
+        hub, server = (re.sub(r"[^A-Za-z0-9_-]", "_", part) for part in (self._hub, self._server))
+        return f"{log_dir}/token-{hub}-{server or 'default'}"
 
     async def write_token(self, log_dir: str, token: str) -> str:
         """The token in a 0600 file that only the user (and so the job) can read."""

@@ -214,7 +214,11 @@ class GpuSlurmSpawner(SessionJobSettings):
     @property
     def files(self) -> JobFiles:
         return JobFiles(
-            self.slurm, user=self.user.name, server=self.name, log_dir_template=self.log_dir
+            self.slurm,
+            user=self.user.name,
+            server=self.name,
+            log_dir_template=self.log_dir,
+            hub=self.hub_id,
         )
 
     async def _hand_over_token(self, log_dir: str) -> None:

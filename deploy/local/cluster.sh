@@ -48,7 +48,8 @@ make_linux_users() {
         if ! id "$login" >/dev/null 2>&1; then
             useradd -m -u "$uid" -g "$group" -s /bin/bash -c "$name" "$login"
         fi
-        install -d -o "$login" -g "$group" -m 0750 "/home/$login"
+        # 0700: the demo users share a primary group, and a home is its owner's alone.
+        install -d -o "$login" -g "$group" -m 0700 "/home/$login"
     done < <(users)
 }
 
@@ -96,13 +97,16 @@ EOF
 }
 
 start_ldap() {
+    # The directory's files (config with the root password's hash, the seed with users'
+    # password hashes, the database) are root's alone; also those made by older versions.
+    install -d -m 0700 "$STATE/ldap" "$STATE/ldap/db"
+    chmod -f 600 "$STATE/ldap/slapd.conf" "$STATE/ldap/seed.ldif" || true
     if alive "$STATE/run/slapd.pid"; then say "slapd already running"; return; fi
-    install -d -m 0700 "$STATE/ldap/db"
     ROOTPW=$(slappasswd -s "$(cat "$STATE/ldap/rootpw" 2>/dev/null || head -c 18 /dev/urandom | base64 | tee "$STATE/ldap/rootpw")")
     chmod 600 "$STATE/ldap/rootpw"
-    render "$HERE/slapd.conf.in" "$STATE/ldap/slapd.conf"
+    (umask 077 && render "$HERE/slapd.conf.in" "$STATE/ldap/slapd.conf")
     if [ ! -f "$STATE/ldap/db/data.mdb" ]; then
-        seed_ldif >"$STATE/ldap/seed.ldif"
+        (umask 077 && seed_ldif >"$STATE/ldap/seed.ldif")
         slapadd -q -f "$STATE/ldap/slapd.conf" -l "$STATE/ldap/seed.ldif"
         say "LDAP seeded with $(users | wc -l) demo users"
     fi
