@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
@@ -11,6 +13,7 @@ from tornado import web
 from traitlets import Float, Integer, Set, Unicode
 
 from core.directory import DirectorySettings, DirectoryUnavailable, authenticate
+from core.throttle import LoginThrottle
 
 
 class ClusterLDAPAuthenticator(Authenticator):
@@ -55,7 +58,17 @@ class ClusterLDAPAuthenticator(Authenticator):
         help="Logins that may wait for LDAP at once, e.g. 32; more are told at once to retry.",
     )
 
+    login_free_failures = Integer(
+        3,
+        config=True,
+        help="Failed logins of a user from one address before each further one doubles a "
+        "wait, e.g. 3. Other addresses are not affected.",
+    )
+    login_base_delay = Float(1.0, config=True, help="The first wait, in seconds, e.g. 1.0.")
+    login_max_delay = Float(300.0, config=True, help="The longest wait, in seconds, e.g. 300.")
+
     _pools: ClassVar[dict[int, ThreadPoolExecutor]] = {}
+    _throttle: LoginThrottle | None = None
     _waiting = 0
 
     @property
@@ -77,9 +90,29 @@ class ClusterLDAPAuthenticator(Authenticator):
             timeout=max(1.0, self.timeout / 2),
         )
 
+    @property
+    def throttle(self) -> LoginThrottle:
+        if self._throttle is None:
+            self._throttle = LoginThrottle(
+                free_failures=self.login_free_failures,
+                base_delay=self.login_base_delay,
+                max_delay=self.login_max_delay,
+            )
+        return self._throttle
+
     async def authenticate(self, handler: Any, data: dict[str, str]) -> dict[str, Any] | None:
         login = (data.get("username") or "").strip().lower()
         password = data.get("password") or ""
+        # The client's address as the hub sees it (X-Forwarded-For from its own proxy).
+        address = handler.request.remote_ip if handler is not None else ""
+        wait = self.throttle.wait(login, address, time.monotonic())
+        if wait > 0:
+            self.log.warning("Login of %s from %s throttled: %.0f s more", login, address, wait)
+            raise web.HTTPError(
+                429,
+                f"Too many failed logins for {login or 'this name'} from your address. "
+                f"Wait {math.ceil(wait)} seconds, then try again.",
+            )
         if self._waiting >= self.max_waiting_logins:
             self.log.warning("Login of %s refused: %d logins wait for LDAP", login, self._waiting)
             raise _directory_error("is busy with other logins")
@@ -99,7 +132,10 @@ class ClusterLDAPAuthenticator(Authenticator):
         finally:
             type(self)._waiting -= 1
         if found is None:
+            failures = self.throttle.failed(login, address, time.monotonic())
+            self.log.warning("Failed login of %s from %s (%d in a row)", login, address, failures)
             return None
+        self.throttle.succeeded(login, address)
         if self.allowed_ldap_groups and not (found.groups & self.allowed_ldap_groups):
             self.log.warning("%s is in none of the allowed LDAP groups", login)
             return None
