@@ -46,13 +46,20 @@ c.JupyterHub.template_paths = [str(TEMPLATES_DIR / "hub")]
 
 # -- login with the cluster's LDAP ----------------------------------------------------
 c.JupyterHub.authenticator_class = "cluster-ldap"
-c.ClusterLDAPAuthenticator.server_uri = os.environ.get("PORTAL_LDAP_URI", "ldap://127.0.0.1:3890/")
+# LDAPS, with the server's certificate checked against the directory's CA (the demo makes its
+# own, deploy/local/cluster.sh). A plain ldap:// URI stops the hub unless allowed explicitly.
+c.ClusterLDAPAuthenticator.server_uri = os.environ.get("PORTAL_LDAP_URI", "ldaps://127.0.0.1:6360/")
+c.ClusterLDAPAuthenticator.tls_ca_file = os.environ.get(
+    "PORTAL_LDAP_CA_FILE", "/var/lib/portal-local/ldap-ca.pem"
+)
 c.ClusterLDAPAuthenticator.user_search_base = "ou=people,dc=example,dc=org"
 c.ClusterLDAPAuthenticator.group_search_base = "ou=groups,dc=example,dc=org"
 c.ClusterLDAPAuthenticator.allowed_ldap_groups = {"ds", "hpc-admins"}
 c.ClusterLDAPAuthenticator.admin_ldap_groups = {"hpc-admins"}
-# The hub's groups follow LDAP at each login: profile visibility and the portal read them.
+# The hub's groups follow LDAP at each login, and are read again every auth_refresh_age
+# seconds: profile visibility and the portal's admin check read them.
 c.ClusterLDAPAuthenticator.manage_groups = True
+c.ClusterLDAPAuthenticator.auth_refresh_age = int(os.environ.get("PORTAL_AUTH_REFRESH_AGE", "300"))
 
 # -- GPU profiles, each a Slurm job ----------------------------------------------------
 c.JupyterHub.spawner_class = "gpu-profiles"

@@ -10,9 +10,9 @@ from typing import Any, ClassVar
 
 from jupyterhub.auth import Authenticator
 from tornado import web
-from traitlets import Float, Integer, Set, Unicode
+from traitlets import Bool, Float, Integer, Set, Unicode
 
-from core.directory import DirectorySettings, DirectoryUnavailable, authenticate
+from core.directory import DirectorySettings, DirectoryUnavailable, authenticate, lookup_user
 from core.throttle import LoginThrottle
 
 
@@ -20,7 +20,22 @@ class ClusterLDAPAuthenticator(Authenticator):
     """Binds as the user (ldap3, in a thread, with a timeout); admins come from an LDAP group."""
 
     server_uri = Unicode(
-        "ldap://127.0.0.1:389/", config=True, help="LDAP server, e.g. ldaps://ldap.example.org/"
+        "ldaps://127.0.0.1:636/", config=True, help="LDAP server, e.g. ldaps://ldap.example.org/"
+    )
+    tls_ca_file = Unicode(
+        "",
+        config=True,
+        help="CA certificate(s) the directory's certificate must chain to, e.g. "
+        "/etc/ssl/certs/ldap-ca.pem; empty = the system's CAs. The host name is always checked.",
+    )
+    start_tls = Bool(
+        False, config=True, help="Use StartTLS on an ldap:// URI before any bind, e.g. True."
+    )
+    allow_insecure_ldap = Bool(
+        False,
+        config=True,
+        help="Allow plain ldap:// without StartTLS (passwords in clear, the server unverified). "
+        "Off: the hub refuses to start with such a URI.",
     )
     user_search_base = Unicode(
         "ou=people,dc=example,dc=org", config=True, help="Where users are, e.g. ou=people,dc=..."
@@ -58,6 +73,11 @@ class ClusterLDAPAuthenticator(Authenticator):
         help="Logins that may wait for LDAP at once, e.g. 32; more are told at once to retry.",
     )
 
+    refresh_timeout = Float(
+        1.0,
+        config=True,
+        help="Seconds a request may wait while the user's groups are read again, e.g. 1.0.",
+    )
     login_free_failures = Integer(
         3,
         config=True,
@@ -69,6 +89,11 @@ class ClusterLDAPAuthenticator(Authenticator):
 
     _pools: ClassVar[dict[int, ThreadPoolExecutor]] = {}
     _throttle: LoginThrottle | None = None
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._settings()  # an insecure URI stops the hub here, saying what to set
+
     _waiting = 0
 
     @property
@@ -86,6 +111,9 @@ class ClusterLDAPAuthenticator(Authenticator):
             group_base=self.group_search_base,
             bind_dn=self.lookup_dn,
             bind_password=self.lookup_password,
+            ca_file=self.tls_ca_file,
+            start_tls=self.start_tls,
+            allow_insecure=self.allow_insecure_ldap,
             # Each LDAP operation gets part of the login's budget (a login makes four).
             timeout=max(1.0, self.timeout / 2),
         )
@@ -139,13 +167,44 @@ class ClusterLDAPAuthenticator(Authenticator):
         if self.allowed_ldap_groups and not (found.groups & self.allowed_ldap_groups):
             self.log.warning("%s is in none of the allowed LDAP groups", login)
             return None
+        return self._user_model(found.login, found.groups)
+
+    async def refresh_user(self, user: Any, handler: Any = None) -> bool | dict[str, Any]:
+        """Groups and admin as LDAP has them now (the hub asks every auth_refresh_age).
+
+        Someone taken out of an admin group loses admin within that time; someone gone from
+        the directory, or from every allowed group, must log in again (and cannot). If LDAP
+        does not answer, what the hub has stays.
+
+        The user's request waits for this, so it never queues behind logins that wait for
+        LDAP, and has a short budget of its own: a refresh that cannot be done now is done
+        at the next one.
+        """
+        if self._waiting >= self.ldap_threads:
+            return True
+        try:
+            call = asyncio.get_running_loop().run_in_executor(
+                self._pool, lookup_user, self._settings(), user.name
+            )
+            found = await asyncio.wait_for(call, timeout=self.refresh_timeout)
+        except (DirectoryUnavailable, TimeoutError) as error:
+            self.log.warning("Could not refresh %s from LDAP: %s", user.name, error or "timeout")
+            return True
+        if found is None or (
+            self.allowed_ldap_groups and not (found.groups & self.allowed_ldap_groups)
+        ):
+            self.log.warning("%s is no longer in LDAP or an allowed group", user.name)
+            return False
+        return self._user_model(found.login, found.groups)
+
+    def _user_model(self, login: str, groups: frozenset[str]) -> dict[str, Any]:
         return {
-            "name": found.login,
-            "admin": bool(found.groups & self.admin_ldap_groups),
+            "name": login,
+            "admin": bool(groups & self.admin_ldap_groups),
             # With manage_groups (on by default here) the hub mirrors these as its groups, which
             # is what profile visibility and the portal's admin check read.
-            "groups": sorted(found.groups),
-            "auth_state": {"groups": sorted(found.groups)},
+            "groups": sorted(groups),
+            "auth_state": {"groups": sorted(groups)},
         }
 
     async def check_allowed(self, username: str, authentication: Any = None) -> bool:

@@ -48,6 +48,8 @@ class Hub:
             PORTAL_SESSION_VENV=str(VENV_BIN.parent),
             # Faults (suspend, requeue, time limit) show within seconds, not half a minute.
             PORTAL_POLL_INTERVAL="3",
+            # Group changes in LDAP reach the hub within seconds (tests/integration/security).
+            PORTAL_AUTH_REFRESH_AGE="4",
             PATH=f"{VENV_BIN}:{env.get('PATH', '')}",
         )
         log = self.log_path.open("ab")
