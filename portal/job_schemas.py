@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from portal.schemas import Runtime
+from portal.schemas import Runtime, UtcDateTime
 
 Launcher = Literal["torchrun", "deepspeed", "horovod", "mpi", "srun"]
 
@@ -59,7 +58,7 @@ class JobPublic(BaseModel):
     reason: str
     nodes: str
     exit_code: int | None
-    submitted_at: datetime
+    submitted_at: UtcDateTime
     started_at: str
     ended_at: str
     request: dict[str, object]

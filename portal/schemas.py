@@ -5,7 +5,7 @@ Rules that need more than one field, or the cluster, live in portal.profile_rule
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -20,6 +20,15 @@ from core.profiles import (
     check_sbatch_option,
 )
 from core.runtime import RuntimeFormatError, parse_runtime
+
+
+def _with_zone(moment: datetime) -> datetime:
+    # SQLite hands back timestamps without their zone; every one the portal stores is UTC.
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+# A timestamp as the API gives it: always with its time zone (RFC 3339 date-time).
+UtcDateTime = Annotated[datetime, AfterValidator(_with_zone)]
 
 
 def _runtime(text: str) -> str:
@@ -141,12 +150,12 @@ class ProfilePublic(BaseModel):
     enabled: bool
     position: int
     version: int
-    updated_at: datetime
+    updated_at: UtcDateTime
     updated_by: str
 
 
 class AuditPublic(BaseModel):
-    at: datetime
+    at: UtcDateTime
     actor: str
     action: str
     kind: str
@@ -200,5 +209,5 @@ class EnvironmentPublic(BaseModel):
     enabled: bool
     position: int
     version: int
-    updated_at: datetime
+    updated_at: UtcDateTime
     updated_by: str

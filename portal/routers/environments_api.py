@@ -5,10 +5,11 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, status
 
 from portal import crud, environment_service
+from portal.api_errors import declared
 from portal.deps import ApiAdmin, ApiCaller, SessionDep
 from portal.schemas import EnvironmentCreate, EnvironmentPublic, EnvironmentUpdate
 
-router = APIRouter(prefix="/api", tags=["environments"])
+router = APIRouter(prefix="/api", tags=["environments"], responses=declared(401, 403, 404, 409))
 
 
 @router.get("/environments", response_model=list[EnvironmentPublic])

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from core.jobs import describe_reason
 from core.slurm import SlurmError, SlurmUnavailable
 from portal import job_service
+from portal.api_errors import declared
 from portal.deps import (
     ApiCaller,
     ApiWriter,
@@ -23,7 +24,7 @@ from portal.identity import Caller
 from portal.job_schemas import JobCreate, JobDetailPublic, JobPublic, ScriptPreview
 from portal.models import JobRecord
 
-router = APIRouter(prefix="/api", tags=["jobs"])
+router = APIRouter(prefix="/api", tags=["jobs"], responses=declared(400, 401, 403, 404, 409, 503))
 
 IdempotencyKey = Annotated[
     str | None,
@@ -53,7 +54,17 @@ async def preview_job(
     return ScriptPreview(script=script)
 
 
-@router.post("/jobs", response_model=JobPublic, status_code=status.HTTP_201_CREATED)
+@router.post(
+    "/jobs",
+    response_model=JobPublic,
+    status_code=status.HTTP_201_CREATED,
+    responses={
+        200: {
+            "model": JobPublic,
+            "description": "Sent before with this Idempotency-Key: that job, not a new one.",
+        }
+    },
+)
 async def submit_job(
     data: JobCreate,
     response: Response,

@@ -5,12 +5,13 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, status
 
 from portal import crud, profile_service
+from portal.api_errors import declared
 from portal.deps import ApiAdmin, ApiCaller, CatalogDep, SessionDep
 from portal.identity import Caller
 from portal.models import Profile
 from portal.schemas import AuditPublic, ProfileCreate, ProfileOrder, ProfilePublic, ProfileUpdate
 
-router = APIRouter(prefix="/api", tags=["profiles"])
+router = APIRouter(prefix="/api", tags=["profiles"], responses=declared(401, 403, 404, 409, 503))
 
 
 def _visible(profile: Profile, caller: Caller) -> bool:
@@ -69,7 +70,9 @@ def reorder_profiles(
     try:
         profiles = crud.reorder_profiles(session, slugs=order.slugs, actor=admin.name)
     except ValueError as error:
-        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, str(error)) from None
+        # In the shape of every other 422: a list of field problems.
+        problem = {"loc": ["body", "slugs"], "msg": str(error), "type": "rule"}
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, [problem]) from None
     return [crud.to_public(p) for p in profiles]
 
 

@@ -201,7 +201,7 @@ def test_create_then_reorder(portal: TestClient, tokens: dict[str, str]) -> None
     assert [p["slug"] for p in moved.json()] == order
     partial = portal.put(f"{API}/profiles-order", headers=carol, json={"slugs": ["gpu-1"]})
     assert partial.status_code == 422
-    assert "name every profile once" in partial.json()["detail"]
+    assert "name every profile once" in partial.json()["detail"][0]["msg"]
 
 
 def test_the_api_docs_offer_a_hub_token_login(portal: TestClient) -> None:
