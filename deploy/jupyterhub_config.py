@@ -50,7 +50,7 @@ c.JupyterHub.authenticator_class = "cluster-ldap"
 # own, deploy/local/cluster.sh). A plain ldap:// URI stops the hub unless allowed explicitly.
 c.ClusterLDAPAuthenticator.server_uri = os.environ.get("PORTAL_LDAP_URI", "ldaps://127.0.0.1:6360/")
 c.ClusterLDAPAuthenticator.tls_ca_file = os.environ.get(
-    "PORTAL_LDAP_CA_FILE", "/var/lib/portal-local/ldap-ca.pem"
+    "PORTAL_LDAP_CA_FILE", os.environ.get("PORTAL_STATE", "/var/lib/portal-local") + "/ldap-ca.pem"
 )
 c.ClusterLDAPAuthenticator.user_search_base = "ou=people,dc=example,dc=org"
 c.ClusterLDAPAuthenticator.group_search_base = "ou=groups,dc=example,dc=org"
