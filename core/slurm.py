@@ -10,6 +10,7 @@ import signal
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from core.capacity import JOBS_FORMAT, NODES_FORMAT, GpuJob, NodeGpus, parse_jobs, parse_nodes
 from core.jobs import (
     SQUEUE_FORMAT,
     JobDetail,
@@ -246,6 +247,27 @@ class SlurmClient:
                 return None
             _raise_for(argv, result)
         return parse_scontrol_job(result.stdout)
+
+    async def gpu_nodes(self) -> list[NodeGpus]:
+        """Every node's GPUs, used and total (one sinfo)."""
+        argv = [self._bin + "sinfo", "--Node", "--noheader", f"--Format={NODES_FORMAT}"]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        return parse_nodes(result.stdout)
+
+    async def gpu_jobs(self) -> list[GpuJob]:
+        """Every job that holds or waits for GPUs, of all users (one squeue)."""
+        argv = [
+            self._bin + "squeue",
+            "--noheader",
+            "--states=RUNNING,PENDING",
+            f"--format={JOBS_FORMAT}",
+        ]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        return parse_jobs(result.stdout)
 
     async def partitions(self) -> dict[str, Partition]:
         """Every partition's time limit and node shapes (one sinfo)."""

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import spawner.port_handler  # noqa: F401  the port-only callback replaces batchspawner's
 from core.resources import TEMPLATES_DIR
+from spawner.capacity import CAPACITY_PATH, CapacityHandler
 from spawner.unused_traits import refuse_unused
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
@@ -62,6 +63,8 @@ c.ClusterLDAPAuthenticator.manage_groups = True
 c.ClusterLDAPAuthenticator.auth_refresh_age = int(os.environ.get("PORTAL_AUTH_REFRESH_AGE", "300"))
 
 # -- GPU profiles, each a Slurm job ----------------------------------------------------
+# The spawn page's live capacity (free GPUs, when each profile starts): /hub/gpuportal/capacity.
+c.JupyterHub.extra_handlers = [(rf"/{CAPACITY_PATH}", CapacityHandler)]
 c.JupyterHub.spawner_class = "gpu-profiles"
 c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
 c.GpuSlurmSpawner.session_venv = session_venv

@@ -8,7 +8,7 @@ import jinja2
 from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import maybe_future
 from sqlalchemy.orm import object_session
-from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
+from traitlets import Callable, Dict, Float, Integer, List, Type, Unicode, Union, default
 from wrapspawner import ProfilesSpawner, WrapSpawner
 
 from core.lifecycle import Stage
@@ -26,7 +26,8 @@ from core.request import (
     parse_user_options,
 )
 from core.resources import TEMPLATES_DIR
-from core.runtime import format_runtime
+from core.runtime import format_runtime, parse_runtime
+from spawner.capacity import CAPACITY_PATH, Snapshots, capacity_view
 from spawner.errors import spawn_error
 from spawner.profile_source import Offer, ProfileSource
 from spawner.slurm_spawner import GpuSlurmSpawner
@@ -70,6 +71,12 @@ class GpuProfilesSpawner(ProfilesSpawner):
         "", config=True, help="The API token the hub gave the portal service (reads all profiles)."
     )
     options_form = Union([Unicode(), Callable()])
+    capacity_ttl = Float(
+        10.0,
+        config=True,
+        help="Seconds one look at the cluster (free GPUs, queue) serves every spawn page, "
+        "e.g. 10. The hub asks Slurm at most once per this time, whatever the number of users.",
+    )
 
     profiles_cache = Unicode(
         "",
@@ -117,6 +124,18 @@ class GpuProfilesSpawner(ProfilesSpawner):
             env for env in offer.environments if not env.profiles or env.profiles & slugs
         ]
         return Offer(profiles, environments)
+
+    async def capacity(self) -> dict[str, Any]:
+        """Free GPUs, and whether each of this user's profiles starts now (spawner.capacity)."""
+        # The Slurm settings are the session spawner's; this wrapper has no Slurm of its own.
+        child = self.config.get(self.profile_spawner_class.__name__, {})
+        snapshot = Snapshots.get(
+            bin_dir=child.get("slurm_bin_dir", ""),
+            timeout=float(child.get("slurm_timeout", 20.0)),
+            ttl=self.capacity_ttl,
+        )
+        offer = await self.offer()
+        return capacity_view(offer.profiles, await snapshot.get_within(2.0))
 
     def configured_profiles(self) -> list[ResourceProfile]:
         try:
@@ -277,6 +296,7 @@ async def _render_form(spawner: GpuProfilesSpawner) -> str:
         }
         for p in profiles
     ]
+    capacity = await spawner.capacity()
     environments = [
         {
             "slug": env.slug,
@@ -295,7 +315,21 @@ async def _render_form(spawner: GpuProfilesSpawner) -> str:
     return _FORMS.get_template("spawn_form.html").render(
         profiles=rows,
         selected=selected,
-        runtime=format_runtime(chosen.default_runtime),
+        runtime=_last_runtime(previous, chosen),
         environments=environments,
         selected_environment=chosen_env,
+        capacity=capacity,
+        capacity_url=spawner.hub.base_url + CAPACITY_PATH,
     )
+
+
+def _last_runtime(previous: Any, chosen: ResourceProfile) -> str:
+    """The time limit of the user's last spawn of this profile, else the profile's default."""
+    if isinstance(previous, dict) and previous.get("profile") == chosen.slug:
+        try:
+            seconds = parse_runtime(str(previous.get("runtime") or ""))
+        except ValueError:
+            seconds = 0
+        if 0 < seconds <= chosen.max_runtime:
+            return format_runtime(seconds)
+    return format_runtime(chosen.default_runtime)

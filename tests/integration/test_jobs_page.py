@@ -22,7 +22,9 @@ def test_preview_submit_and_watch_a_job(hub: Hub, browser: Any) -> None:
     page.select_option("#launcher", "mpi")
     page.fill("#script", "/home/alice/../bob/where.sh")
     page.click("#preview")
-    page.wait_for_function("document.getElementById('error-script').textContent.length > 0")
+    # Selectors, not wait_for_function: the portal's content policy forbids eval, which
+    # Playwright's string predicates use.
+    page.wait_for_selector("#error-script:has-text('must')")
     assert "must not contain '..'" in page.inner_text("#error-script")
 
     page.fill("#script", "/home/alice/jobs/where.sh")
@@ -35,10 +37,7 @@ def test_preview_submit_and_watch_a_job(hub: Hub, browser: Any) -> None:
     page.wait_for_selector("#jobs tbody tr")
     # The API holds exactly one job for alice: the click submitted once.
     assert page.locator("#jobs tbody tr:has-text('where-page')").count() == 1
-    completed = (
-        "[...document.querySelectorAll('#jobs td')].some(td => td.textContent == 'COMPLETED')"
-    )
-    page.wait_for_function(completed, timeout=90_000)
+    page.wait_for_selector("#jobs td:text-is('COMPLETED')", timeout=90_000)
     row = page.inner_text("#jobs tbody tr")
     assert "where-page" in row and "gpu[01-02]" in row
     page.click("#jobs tbody tr button:has-text('Output')")

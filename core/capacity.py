@@ -1,0 +1,237 @@
+"""Free GPUs, and when a choice would start: one snapshot of the cluster for every user.
+
+The snapshot is one `sinfo` (each node's GPUs, used and total) and one `squeue` (the jobs
+that hold or wait for GPUs). `estimate_start` places the waiting jobs in priority order, each
+at the first time its GPUs are free for its whole time limit (as Slurm's backfill does), then
+the new choice after them. It is an estimate from the jobs' time limits, labelled as such:
+jobs that end early make it start sooner.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from core.partitions import SinfoFormatError, gpus_in_gres, parse_slurm_time
+
+# sinfo -N: node, partitions, GRES, GRES used, state.
+NODES_FORMAT = "NodeList:|,Partition:|,Gres:|,GresUsed:|,StateLong:"
+# squeue: id, state, partition, GRES per node, node count, time limit, end time, priority, nodes.
+JOBS_FORMAT = "%i|%T|%P|%b|%D|%l|%e|%Q|%N"
+
+_GPU = re.compile(r"gpu(?::([^:,()]+))?:(\d+)")
+# Node states whose GPUs can be given out (now, or when their jobs end).
+_USABLE = ("idle", "mixed", "allocated", "completing")
+FAR_FUTURE = datetime.max
+
+
+@dataclass(frozen=True)
+class NodeGpus:
+    name: str
+    partitions: tuple[str, ...]
+    total: int
+    used: int
+    gpu_type: str = ""
+    usable: bool = True
+
+    @property
+    def free(self) -> int:
+        return max(0, self.total - self.used) if self.usable else 0
+
+
+@dataclass(frozen=True)
+class GpuJob:
+    """A job that holds GPUs (RUNNING) or waits for them (PENDING)."""
+
+    job_id: str
+    running: bool
+    partition: str
+    gpus_per_node: int
+    node_count: int
+    time_limit: int | None  # seconds; None: no limit
+    end: datetime | None  # when a running job's time limit ends it
+    priority: int
+    nodes: tuple[str, ...] = ()
+
+
+@dataclass
+class _Hold:
+    start: datetime
+    end: datetime
+    gpus: int
+
+
+@dataclass
+class _Node:
+    total: int
+    holds: list[_Hold] = field(default_factory=list)
+
+    def used(self, moment: datetime) -> int:
+        return sum(h.gpus for h in self.holds if h.start <= moment < h.end)
+
+    def fits(self, gpus: int, start: datetime, end: datetime) -> bool:
+        # Usage only rises where a hold starts: check the window's start and those points.
+        points = [start] + [h.start for h in self.holds if start < h.start < end]
+        return all(self.used(p) + gpus <= self.total for p in points)
+
+
+def gpus_in(gres: str) -> tuple[str, int]:
+    """The GPU type and count: ("a100", 4) for "gpu:a100:4(S:0-1)"; ("", 0) without GPUs.
+
+    A node with GPUs of several types counts them all, under the type "mixed".
+    """
+    types = {kind or "" for kind, _ in _GPU.findall(gres or "")}
+    kind = types.pop() if len(types) == 1 else ("mixed" if types else "")
+    return kind, gpus_in_gres(gres or "")
+
+
+def _seconds(limit: str) -> int | None:
+    try:
+        return parse_slurm_time(limit)
+    except SinfoFormatError:
+        return None  # "INVALID", "NOT_SET": the estimate treats it as no limit
+
+
+def parse_nodes(text: str) -> list[NodeGpus]:
+    """Lines of sinfo -N -O NODES_FORMAT; a node listed once per partition is merged."""
+    merged: dict[str, NodeGpus] = {}
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) < 5 or not parts[0]:
+            continue
+        name, partition, gres, used, state = parts[:5]
+        gpu_type, total = gpus_in(gres)
+        usable = state.rstrip("*~#!%$@^-+").lower() in _USABLE
+        before = merged.get(name)
+        partitions = (
+            (*before.partitions, partition.rstrip("*")) if before else (partition.rstrip("*"),)
+        )
+        merged[name] = NodeGpus(name, partitions, total, gpus_in(used)[1], gpu_type, usable)
+    return list(merged.values())
+
+
+def _when(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None  # "N/A", "Unknown"
+
+
+def expand_hostlist(text: str) -> tuple[str, ...]:
+    """gpu[01-02,05],login1 -> (gpu01, gpu02, gpu05, login1)."""
+    names: list[str] = []
+    for prefix, ranges, plain in re.findall(r"([^,\[]+)\[([^\]]+)\]|([^,\[\]]+)", text or ""):
+        if plain:
+            names.append(plain)
+            continue
+        for piece in ranges.split(","):
+            low, _, high = piece.partition("-")
+            for number in range(int(low), int(high or low) + 1):
+                names.append(f"{prefix}{number:0{len(low)}d}")
+    return tuple(names)
+
+
+def parse_jobs(text: str) -> list[GpuJob]:
+    """Lines of squeue -o JOBS_FORMAT; jobs without GPUs are left out."""
+    jobs = []
+    for line in text.splitlines():
+        parts = line.split("|")
+        if len(parts) < 9:
+            continue
+        job_id, state, partition, gres, count, limit, end, priority, nodes = parts[:9]
+        gpus = gpus_in(gres)[1]
+        if not gpus or state not in ("RUNNING", "PENDING"):
+            continue
+        jobs.append(
+            GpuJob(
+                job_id=job_id,
+                running=state == "RUNNING",
+                partition=partition,
+                gpus_per_node=gpus,
+                node_count=int(count) if count.isdigit() else 1,
+                time_limit=_seconds(limit),
+                end=_when(end),
+                priority=int(priority) if priority.isdigit() else 0,
+                nodes=expand_hostlist(nodes),
+            )
+        )
+    return jobs
+
+
+def free_gpus(nodes: Iterable[NodeGpus], partition: str) -> dict[str, tuple[int, int]]:
+    """Free and total GPUs of the partition's usable nodes, per GPU type ("" if untyped)."""
+    counts: dict[str, tuple[int, int]] = {}
+    for node in nodes:
+        if partition in node.partitions and node.total:
+            free, total = counts.get(node.gpu_type, (0, 0))
+            counts[node.gpu_type] = (free + node.free, total + (node.total if node.usable else 0))
+    return counts
+
+
+def estimate_start(
+    nodes: Iterable[NodeGpus],
+    jobs: Iterable[GpuJob],
+    *,
+    partition: str,
+    gpus: int,
+    runtime: int,
+    now: datetime,
+) -> datetime | None:
+    """When a new job of `gpus` GPUs on one node for `runtime` s could start (None: never).
+
+    Running jobs hold their GPUs until their end time; waiting jobs of the partition, highest
+    priority first, are placed at the first time they fit; the new job comes after them.
+    """
+    cluster = {
+        n.name: _Node(n.total) for n in nodes if partition in n.partitions and n.usable and n.total
+    }
+    waiting = []
+    for job in jobs:
+        if job.running:
+            for name in job.nodes:
+                if name in cluster:
+                    cluster[name].holds.append(_Hold(now, job.end or FAR_FUTURE, job.gpus_per_node))
+        elif job.partition == partition:
+            waiting.append(job)
+    for job in sorted(waiting, key=lambda j: (-j.priority, int(j.job_id))):
+        _place(cluster, job.gpus_per_node, job.node_count, job.time_limit, now)
+    return _place(cluster, gpus, 1, runtime, now, hold=False)
+
+
+def _place(
+    cluster: dict[str, _Node],
+    gpus: int,
+    count: int,
+    limit: int | None,
+    now: datetime,
+    *,
+    hold: bool = True,
+) -> datetime | None:
+    ends = sorted({h.end for node in cluster.values() for h in node.holds if h.end > now})
+    for start in [now, *ends]:
+        if start == FAR_FUTURE:
+            break
+        end = start + timedelta(seconds=limit) if limit is not None else FAR_FUTURE
+        fitting = [name for name, node in cluster.items() if node.fits(gpus, start, end)]
+        if len(fitting) >= count:
+            if hold:
+                for name in fitting[:count]:
+                    cluster[name].holds.append(_Hold(start, end, gpus))
+            return start
+    return None
+
+
+def describe_start(start: datetime | None, now: datetime, gpus: int) -> str:
+    """What the spawn page says of a choice: "starts now", or when Slurm could start it."""
+    if start is None:
+        return f"No node of this partition has {gpus} GPUs that are up; ask the admins."
+    minutes = round((start - now).total_seconds() / 60)
+    if minutes <= 0:
+        return "Starts now"
+    when = start.strftime("%H:%M") if start.date() == now.date() else start.strftime("%a %H:%M")
+    wait = f"{minutes} min" if minutes < 120 else f"{minutes // 60} h {minutes % 60:02d} min"
+    return (
+        f"GPUs busy: expected start about {when} (in {wait}), estimated from running jobs' limits"
+    )

@@ -1,0 +1,67 @@
+"""One view of the cluster's GPUs for every user, taken at most once per TTL.
+
+Whoever asks while a snapshot is being taken waits for that one (single flight), so a hundred
+spawn pages cost one sinfo and one squeue per TTL. If Slurm does not answer, the last snapshot
+is kept (its `as_of` says how old it is).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.capacity import GpuJob, NodeGpus
+from core.slurm import SlurmError
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    nodes: list[NodeGpus]
+    jobs: list[GpuJob]
+    as_of: datetime  # local time, as Slurm prints its times
+
+
+Take = Callable[[], Awaitable[tuple[list[NodeGpus], list[GpuJob]]]]
+
+
+class ClusterSnapshot:
+    def __init__(self, take: Take, *, ttl: float = 10.0) -> None:
+        self._take = take
+        self._ttl = ttl
+        self._last: Snapshot | None = None
+        # When the last look finished (monotonic), answered or not: callers that come while a
+        # look is under way wait for it, rather than take the one before.
+        self._done = 0.0
+        self._lock = asyncio.Lock()
+        self.queries = 0  # how many times Slurm was asked (the bench reads it)
+
+    async def get(self) -> Snapshot | None:
+        """The current snapshot (None only if Slurm has never answered)."""
+        if self._fresh():
+            return self._last
+        async with self._lock:
+            if self._fresh():
+                return self._last
+            self.queries += 1
+            try:
+                nodes, jobs = await self._take()
+                self._last = Snapshot(nodes, jobs, datetime.now().replace(microsecond=0))
+            except SlurmError:
+                pass  # keep the last snapshot; its as_of says how old it is
+            finally:
+                self._done = time.monotonic()
+            return self._last
+
+    async def get_within(self, seconds: float) -> Snapshot | None:
+        """As get(), but a page never waits longer than `seconds` for a slow Slurm: then it
+        gets the last snapshot, and the look goes on in the background for the next caller."""
+        try:
+            return await asyncio.wait_for(asyncio.shield(self.get()), seconds)
+        except TimeoutError:
+            return self._last
+
+    def _fresh(self) -> bool:
+        return self._done > 0 and time.monotonic() - self._done < self._ttl

@@ -1,0 +1,101 @@
+"""The cluster snapshot and the start estimate: parsed from real sinfo/squeue lines."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from core.capacity import (
+    GpuJob,
+    NodeGpus,
+    estimate_start,
+    expand_hostlist,
+    free_gpus,
+    gpus_in,
+    parse_jobs,
+    parse_nodes,
+)
+
+NOW = datetime(2026, 11, 22, 14, 0, 0)
+HOUR = 3600
+
+
+def node(name: str, used: int, total: int = 4, usable: bool = True) -> NodeGpus:
+    return NodeGpus(name, ("gpu",), total, used, usable=usable)
+
+
+def running(job_id: str, on: str, gpus: int, ends_in_min: int) -> GpuJob:
+    end = NOW + timedelta(minutes=ends_in_min)
+    return GpuJob(job_id, True, "gpu", gpus, 1, None, end, 100, (on,))
+
+
+def waiting(job_id: str, gpus: int, hours: int, priority: int = 100) -> GpuJob:
+    return GpuJob(job_id, False, "gpu", gpus, 1, hours * HOUR, None, priority)
+
+
+def start(nodes: list[NodeGpus], jobs: list[GpuJob], gpus: int) -> datetime | None:
+    return estimate_start(nodes, jobs, partition="gpu", gpus=gpus, runtime=8 * HOUR, now=NOW)
+
+
+def test_sinfo_and_squeue_lines_as_slurm_22_05_prints_them() -> None:
+    nodes = parse_nodes(
+        "gpu01|gpu*|gpu:4|gpu:3|mixed\n"
+        "gpu02|gpu*|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|idle\n"
+        "gpu03|gpu*|gpu:4|gpu:0|down*\n"
+        "gpu01|debug|gpu:4|gpu:3|mixed\n"
+    )
+    assert [(n.name, n.free, n.gpu_type) for n in nodes] == [
+        ("gpu01", 1, ""), ("gpu02", 4, "a100"), ("gpu03", 0, "")
+    ]  # fmt: skip
+    assert nodes[0].partitions == ("gpu", "debug")
+    assert free_gpus(nodes, "gpu") == {"": (1, 4), "a100": (4, 4)}
+    jobs = parse_jobs(
+        "71|RUNNING|gpu|gres:gpu:2|1|8:00:00|2026-11-22T19:10:00|4294901000|gpu01\n"
+        "72|PENDING|gpu|gres:gpu:4|2|1-00:00:00|N/A|4294901200|\n"
+        "73|RUNNING|cpu|N/A|1|1:00:00|2026-11-22T15:00:00|1|cpu01\n"
+    )
+    assert [j.job_id for j in jobs] == ["71", "72"]
+    assert jobs[0].end == datetime(2026, 11, 22, 19, 10) and jobs[0].nodes == ("gpu01",)
+    assert (jobs[1].node_count, jobs[1].time_limit, jobs[1].running) == (2, 24 * HOUR, False)
+
+
+def test_gpu_types_and_hostlists() -> None:
+    assert gpus_in("gpu:4") == ("", 4)
+    assert gpus_in("gpu:a100:2(S:0-1),gpu:t4:1") == ("mixed", 3)
+    assert gpus_in("(null)") == ("", 0)
+    assert expand_hostlist("gpu[01-03,07],login1") == ("gpu01", "gpu02", "gpu03", "gpu07", "login1")
+
+
+def test_free_gpus_start_now() -> None:
+    nodes = [node("gpu01", 3), node("gpu02", 0)]
+    assert start(nodes, [], 4) == NOW
+
+
+def test_a_full_cluster_starts_when_enough_gpus_on_one_node_end() -> None:
+    nodes = [node("gpu01", 4), node("gpu02", 4)]
+    jobs = [
+        running("1", "gpu01", 2, 30),
+        running("2", "gpu01", 2, 90),
+        running("3", "gpu02", 4, 60),
+    ]
+    assert start(nodes, jobs, 2) == NOW + timedelta(minutes=30)
+    # Four on one node: gpu02 frees all four at 60 min, before gpu01 does at 90.
+    assert start(nodes, jobs, 4) == NOW + timedelta(minutes=60)
+
+
+def test_jobs_waiting_ahead_are_served_first_by_priority() -> None:
+    nodes = [node("gpu01", 4)]
+    jobs = [running("1", "gpu01", 4, 60), waiting("5", 4, hours=2, priority=500)]
+    # The waiting 4-GPU job takes the node from 60 to 180 min; a new one starts after it.
+    assert start(nodes, jobs, 1) == NOW + timedelta(minutes=180)
+
+
+def test_a_short_choice_can_fill_a_gap_before_a_waiting_job() -> None:
+    nodes = [node("gpu01", 2), node("gpu02", 4)]
+    jobs = [running("1", "gpu01", 2, 600), running("2", "gpu02", 4, 60), waiting("5", 4, 1)]
+    # Two GPUs are free on gpu01 now and for the whole 8 h: the waiting job wants gpu02.
+    assert start(nodes, jobs, 2) == NOW
+
+
+def test_no_node_big_enough_means_never() -> None:
+    assert start([node("gpu01", 0, total=2)], [], 4) is None
+    assert start([node("gpu01", 0, usable=False)], [], 1) is None

@@ -1,0 +1,71 @@
+"""One look at the cluster per TTL, whatever the number of callers; Slurm down keeps the last."""
+
+from __future__ import annotations
+
+import asyncio
+
+from core.capacity import GpuJob, NodeGpus
+from core.cluster_snapshot import ClusterSnapshot
+from core.slurm import SlurmUnavailable
+
+NODES = [NodeGpus("gpu01", ("gpu",), 4, 1)]
+
+
+def test_a_hundred_callers_at_once_cost_one_query() -> None:
+    calls = 0
+
+    async def take() -> tuple[list[NodeGpus], list[GpuJob]]:
+        nonlocal calls
+        calls += 1
+        await asyncio.sleep(0.05)
+        return NODES, []
+
+    async def main() -> None:
+        snapshot = ClusterSnapshot(take, ttl=60)
+        answers = await asyncio.gather(*(snapshot.get() for _ in range(100)))
+        assert all(a is not None and a.nodes == NODES for a in answers)
+        assert (calls, snapshot.queries) == (1, 1)
+
+    asyncio.run(main())
+
+
+def test_after_the_ttl_it_asks_again_and_a_failure_keeps_the_last_answer() -> None:
+    answers: list[object] = [(NODES, []), SlurmUnavailable(["squeue"], 1, "down")]
+
+    async def take() -> tuple[list[NodeGpus], list[GpuJob]]:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer  # type: ignore[return-value]
+
+    async def main() -> None:
+        snapshot = ClusterSnapshot(take, ttl=0.01)
+        first = await snapshot.get()
+        await asyncio.sleep(0.02)
+        second = await snapshot.get()
+        assert first is not None and second is first
+        assert snapshot.queries == 2
+
+    asyncio.run(main())
+
+
+def test_nothing_known_before_slurm_ever_answers() -> None:
+    async def take() -> tuple[list[NodeGpus], list[GpuJob]]:
+        raise SlurmUnavailable(["sinfo"], 1, "down")
+
+    assert asyncio.run(ClusterSnapshot(take, ttl=1).get()) is None
+
+
+def test_a_slow_slurm_never_holds_a_page_longer_than_asked() -> None:
+    async def take() -> tuple[list[NodeGpus], list[GpuJob]]:
+        await asyncio.sleep(0.3)
+        return NODES, []
+
+    async def main() -> None:
+        snapshot = ClusterSnapshot(take, ttl=60)
+        assert await snapshot.get_within(0.05) is None  # nothing known yet, and no waiting
+        await asyncio.sleep(0.4)  # the look went on in the background
+        answer = await snapshot.get_within(0.05)
+        assert answer is not None and snapshot.queries == 1
+
+    asyncio.run(main())
