@@ -38,12 +38,16 @@ class ClusterSnapshot:
         self._lock = asyncio.Lock()
         self.queries = 0  # how many times Slurm was asked (the bench reads it)
 
-    async def get(self) -> Snapshot | None:
-        """The current snapshot (None only if Slurm has never answered)."""
-        if self._fresh():
+    async def get(self, *, newer_than: float = 0.0) -> Snapshot | None:
+        """The current snapshot (None only if Slurm has never answered).
+
+        newer_than: a monotonic time the look must have finished after, e.g. a job's
+        submission: a look from before it cannot know that job.
+        """
+        if self._fresh(newer_than):
             return self._last
         async with self._lock:
-            if self._fresh():
+            if self._fresh(newer_than):
                 return self._last
             self.queries += 1
             try:
@@ -55,13 +59,14 @@ class ClusterSnapshot:
                 self._done = time.monotonic()
             return self._last
 
-    async def get_within(self, seconds: float) -> Snapshot | None:
+    async def get_within(self, seconds: float, *, newer_than: float = 0.0) -> Snapshot | None:
         """As get(), but a page never waits longer than `seconds` for a slow Slurm: then it
         gets the last snapshot, and the look goes on in the background for the next caller."""
         try:
-            return await asyncio.wait_for(asyncio.shield(self.get()), seconds)
+            return await asyncio.wait_for(asyncio.shield(self.get(newer_than=newer_than)), seconds)
         except TimeoutError:
             return self._last
 
-    def _fresh(self) -> bool:
-        return self._done > 0 and time.monotonic() - self._done < self._ttl
+    def _fresh(self, newer_than: float = 0.0) -> bool:
+        done = self._done
+        return done > newer_than and done > 0 and time.monotonic() - done < self._ttl

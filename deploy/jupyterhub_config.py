@@ -39,7 +39,13 @@ c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 # SameSite=Lax on the hub's cookies; the hub hands the same options to every server
 # (JUPYTERHUB_COOKIE_OPTIONS), so the jupyterhub-user-* cookies get it too: another site's
 # page cannot post to a session with them.
-c.JupyterHub.tornado_settings = {"cookie_options": {"samesite": "Lax"}}
+c.JupyterHub.tornado_settings = {
+    "cookie_options": {"samesite": "Lax"},
+    # The spawn request waits this long before the user is sent to the waiting page (stock:
+    # 10 s of a blank browser while the job sits in the queue). A session that is ready in
+    # time opens straight away; any other shows where it stands from the first second.
+    "slow_spawn_timeout": 1,
+}
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 # Stopping or restarting the hub must never cancel users' jobs.
 c.JupyterHub.cleanup_servers = False

@@ -8,7 +8,7 @@ import jinja2
 from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import maybe_future
 from sqlalchemy.orm import object_session
-from traitlets import Callable, Dict, Float, Integer, List, Type, Unicode, Union, default
+from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
 from wrapspawner import ProfilesSpawner, WrapSpawner
 
 from core.lifecycle import Stage
@@ -71,12 +71,6 @@ class GpuProfilesSpawner(ProfilesSpawner):
         "", config=True, help="The API token the hub gave the portal service (reads all profiles)."
     )
     options_form = Union([Unicode(), Callable()])
-    capacity_ttl = Float(
-        10.0,
-        config=True,
-        help="Seconds one look at the cluster (free GPUs, queue) serves every spawn page, "
-        "e.g. 10. The hub asks Slurm at most once per this time, whatever the number of users.",
-    )
 
     profiles_cache = Unicode(
         "",
@@ -132,7 +126,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
         snapshot = Snapshots.get(
             bin_dir=child.get("slurm_bin_dir", ""),
             timeout=float(child.get("slurm_timeout", 20.0)),
-            ttl=self.capacity_ttl,
+            ttl=float(child.get("capacity_ttl", 10.0)),
         )
         offer = await self.offer()
         return capacity_view(offer.profiles, await snapshot.get_within(2.0))

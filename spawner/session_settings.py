@@ -54,6 +54,12 @@ class SessionJobSettings(SlurmSpawner):
     )
     slurm_bin_dir = Unicode("", config=True, help="Directory of the Slurm commands, e.g. /usr/bin.")
     slurm_timeout = Float(20.0, config=True, help="Seconds before a Slurm command is given up.")
+    capacity_ttl = Float(
+        10.0,
+        config=True,
+        help="Seconds one look at the cluster (free GPUs, the queue) serves every spawn page "
+        "and waiting page, e.g. 10: Slurm is asked at most once per this time, for all users.",
+    )
     status_interval = Float(
         1.0, config=True, help="Seconds between job checks while a server starts, e.g. 1.0."
     )

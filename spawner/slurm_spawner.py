@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
@@ -24,8 +25,10 @@ from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from core.states import Phase
 from core.tags import session_tag
 from spawner import port_handler  # noqa: F401  (replaces the stock port callback)
+from spawner.capacity import Snapshots
 from spawner.errors import spawn_error
 from spawner.job_files import JobFiles
+from spawner.queue_note import queued_note
 from spawner.session_settings import SessionJobSettings
 from spawner.unused_traits import refuse_unused
 
@@ -75,6 +78,7 @@ class GpuSlurmSpawner(SessionJobSettings):
         refuse_unused(self.config)
         self._port_ready = asyncio.Event()
         self._info: JobInfo | None = None
+        self._queued_since = time.monotonic()  # for "waiting N min so far"
         self.stage = Stage.SUBMITTING
         # What the user is told of the session now: the spawn-pending page while it starts,
         # the home page once it is suspended, requeued or ended.
@@ -163,6 +167,7 @@ class GpuSlurmSpawner(SessionJobSettings):
         self.stage, self.detached = Stage.SUBMITTING, False
         self.job_id = await self._adopt_or_submit(request)
         self.stage = Stage.QUEUED
+        self._queued_since = time.monotonic()
         host = await self._wait_until_reachable()
         self.log.info("Job %s: JupyterLab at %s:%s", self.job_id, host, self.port)
         return host, self.port
@@ -279,6 +284,8 @@ class GpuSlurmSpawner(SessionJobSettings):
                 )
             )
             asked_since_port = port_known
+            if result.stage is Stage.QUEUED and result.do is Do.WAIT:
+                await self._describe_queue()
             if result.do is Do.FAIL:
                 await self._fail_start(result.message)
             if result.do is Do.CONNECT and self._info is not None:
@@ -294,6 +301,21 @@ class GpuSlurmSpawner(SessionJobSettings):
             else:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._port_ready.wait(), timeout=self.status_interval)
+
+    async def _describe_queue(self) -> None:
+        """Place in line, expected start and time waited, on top of Slurm's reason."""
+        info, request = self._info, self.spawn_request
+        if info is None or info.described.phase is not Phase.QUEUED:
+            return
+        if not isinstance(request, SpawnRequest):
+            return  # a resumed job: its profile is not known here; Slurm's words stay
+        snapshot = Snapshots.get(
+            bin_dir=self.slurm_bin_dir, timeout=self.slurm_timeout, ttl=self.capacity_ttl
+        )
+        waited = time.monotonic() - self._queued_since
+        self.note, self.progress_percent = await queued_note(
+            info, request, snapshot, waited=waited, submitted=self._queued_since
+        )
 
     async def _fail_start(self, message: str) -> None:
         job_id = self.job_id

@@ -36,14 +36,17 @@ def job_state(job_id: str) -> str:
     return out
 
 
-def queued_message(hub: Hub, session: requests.Session, user: str) -> str:
-    """The spawn-pending page's messages, read from the progress event stream it uses."""
+def queued_message(
+    hub: Hub, session: requests.Session, user: str, containing: str = "is queued"
+) -> str:
+    """The first message of the waiting page that contains `containing`, read from the
+    progress event stream it uses (Slurm's reason comes a few seconds after the job)."""
     url = f"{hub.url}/hub/api/users/{user}/server/progress"
     with session.get(url, stream=True, timeout=30) as response:
         for line in response.iter_lines(decode_unicode=True):
             if line and line.startswith("data:"):
                 event = json.loads(line[5:])
-                if "is queued" in event.get("message", ""):
+                if containing in event.get("message", ""):
                     return str(event["message"])
     raise AssertionError("no queued message in the progress stream")
 
@@ -72,7 +75,7 @@ def test_running_and_queued_servers_survive_a_hub_restart(hub: Hub, clean: None)
         assert response.status_code in (201, 202), response.text
         [bob_job_id] = wait_for(lambda: user_jobs("bob", "%i"), 20, "bob's job")
         wait_for(lambda: job_state(bob_job_id) == "PENDING|Resources", 30, "bob's job to wait")
-        message = queued_message(hub, bob, "bob")
+        message = queued_message(hub, bob, "bob", "waiting for GPUs to become free")
         assert f"Job {bob_job_id} is queued: waiting for GPUs to become free." in message
 
         hub.restart()

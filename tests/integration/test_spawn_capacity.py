@@ -3,8 +3,10 @@ kept current while the page stays open. Real Slurm, real hub, Chromium."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
+import time
 from typing import Any
 
 import pytest
@@ -67,3 +69,76 @@ def test_the_form_remembers_the_time_limit_and_checks_the_maximum_itself(
     page.goto(f"{hub.url}/hub/spawn")
     assert page.input_value("#gp-runtime") == "02:30:00"
     assert page.is_checked("input[name=profile][value=gpu-1]")
+
+
+def test_the_waiting_page_says_the_place_in_line_and_the_expected_start_at_once(
+    hub: Hub, clean: None
+) -> None:
+    blockers = fill_gpus("gpu01", "gpu02")
+    wait_for(lambda: all(state_of(j) == "RUNNING" for j in blockers), 30, "the GPUs to fill")
+    alice = hub.login("alice")
+    begun = time.monotonic()
+    answer = hub.api(
+        alice, "POST", "/users/alice/server", json={"user_options": {"profile": "gpu-4"}}
+    )
+    assert answer.status_code in (201, 202), answer.text
+    url = f"{hub.url}/hub/api/users/alice/server/progress"
+    seen: list[dict[str, Any]] = []
+    with alice.get(url, stream=True, timeout=30) as stream:
+        for line in stream.iter_lines(decode_unicode=True):
+            if line and line.startswith("data:"):
+                seen.append(json.loads(line[5:]))
+                if "waiting for partition gpu" in seen[-1].get("message", ""):
+                    break
+    took = time.monotonic() - begun
+    message, percent = seen[-1]["message"], seen[-1]["progress"]
+    assert took < 5, f"{took:.1f} s before the waiting page said where the job stands"
+    assert re.fullmatch(
+        # Slurm's reason is "None" until its scheduler has looked at the job.
+        r"Job \d+ is queued: waiting for (GPUs to become free|the scheduler to place it)\. "
+        r"1st of 1 waiting for partition "
+        r"gpu\. Expected start about \d\d:\d\d \(in (9|10) min, [^)]+\)\. Waiting \d+ s so far\.",
+        message,
+    ), message
+    assert 15 <= percent <= 20, percent
+
+
+# Records notifications where the test can read them after the page moves on to JupyterLab,
+# and plays a user who allowed them and switched to another tab.
+NOTIFICATION_STUB = """
+Object.defineProperty(document, "hidden", {get: () => true});
+window.Notification = function (title) {
+  var seen = JSON.parse(localStorage.getItem("gp-notes") || "[]");
+  seen.push(title);
+  localStorage.setItem("gp-notes", JSON.stringify(seen));
+};
+window.Notification.permission = "granted";
+window.Notification.requestPermission = () => Promise.resolve("granted");
+"""
+
+
+def test_the_waiting_page_follows_the_queue_and_notifies_when_ready(
+    hub: Hub, clean: None, browser: Any
+) -> None:
+    blockers = fill_gpus("gpu01", "gpu02")
+    wait_for(lambda: all(state_of(j) == "RUNNING" for j in blockers), 30, "the GPUs to fill")
+    context = browser.new_context()
+    context.add_init_script(NOTIFICATION_STUB)
+    page = context.new_page()
+    page.set_default_timeout(120_000)
+    page.goto(f"{hub.url}/hub/login")
+    page.fill("#username_input", "alice")
+    page.fill("#password_input", "alice-demo")
+    page.click("#login_submit")
+    page.goto(f"{hub.url}/hub/spawn")
+    page.check("input[name=profile][value=gpu-4]")
+    page.click("#spawn_form button[type=submit]")
+    page.wait_for_url("**/spawn-pending/**")
+    assert page.inner_text("#gp-pending-title") == "Your session is on its way."
+    page.wait_for_selector("#progress-message:has-text('1st of 1 waiting for partition gpu')")
+    assert "Expected start about" in page.inner_text("#progress-message")
+
+    subprocess.run(["scancel", *blockers], check=True)
+    page.wait_for_url("**/user/alice/lab**")
+    assert json.loads(page.evaluate("localStorage.getItem('gp-notes')")) == ["JupyterLab is ready"]
+    context.close()

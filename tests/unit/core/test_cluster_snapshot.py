@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from core.capacity import GpuJob, NodeGpus
 from core.cluster_snapshot import ClusterSnapshot
@@ -67,5 +68,22 @@ def test_a_slow_slurm_never_holds_a_page_longer_than_asked() -> None:
         await asyncio.sleep(0.4)  # the look went on in the background
         answer = await snapshot.get_within(0.05)
         assert answer is not None and snapshot.queries == 1
+
+    asyncio.run(main())
+
+
+def test_a_look_older_than_a_job_is_taken_again_for_it() -> None:
+    async def take() -> tuple[list[NodeGpus], list[GpuJob]]:
+        return NODES, []
+
+    async def main() -> None:
+        snapshot = ClusterSnapshot(take, ttl=60)
+        await snapshot.get()
+        submitted = time.monotonic()
+        await snapshot.get()
+        assert snapshot.queries == 1  # fresh enough for anyone else
+        await snapshot.get(newer_than=submitted)
+        await snapshot.get(newer_than=submitted)
+        assert snapshot.queries == 2  # once for the job, then shared again
 
     asyncio.run(main())

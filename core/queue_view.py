@@ -1,0 +1,92 @@
+"""What the waiting page says of a queued session: its place in line, when it may start, how
+long it has waited, and a progress bar that follows the expected wait (issue 11, 2).
+
+From the shared cluster snapshot (core.cluster_snapshot), so it costs Slurm nothing per page.
+A job the snapshot does not show yet (submitted within its TTL) counts as last in line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from core.capacity import GpuJob, NodeGpus, estimate_start
+
+
+@dataclass(frozen=True)
+class QueuePlace:
+    position: int  # 1: next to start among the jobs waiting for the partition
+    waiting: int  # jobs waiting for the partition, this one included
+    start: datetime | None  # the estimate from the snapshot; None: it cannot start
+
+
+def queue_place(
+    nodes: list[NodeGpus],
+    jobs: list[GpuJob],
+    *,
+    job_id: str,
+    partition: str,
+    gpus: int,
+    runtime: int,
+    now: datetime,
+) -> QueuePlace:
+    line = sorted(
+        (j for j in jobs if not j.running and j.partition == partition),
+        key=lambda j: (-j.priority, int(j.job_id) if j.job_id.isdigit() else 0),
+    )
+    ids = [j.job_id for j in line]
+    if job_id in ids:
+        position, waiting = ids.index(job_id) + 1, len(ids)
+        behind = set(ids[position - 1 :])  # this job and those after it
+        ahead = [j for j in jobs if j.job_id not in behind]
+    else:
+        position, waiting, ahead = len(ids) + 1, len(ids) + 1, jobs
+    start = estimate_start(nodes, ahead, partition=partition, gpus=gpus, runtime=runtime, now=now)
+    return QueuePlace(position, waiting, start)
+
+
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def _span(seconds: float) -> str:
+    minutes = int(seconds // 60)
+    if minutes < 1:
+        return f"{int(seconds)} s"
+    if minutes < 120:
+        return f"{minutes} min"
+    return f"{minutes // 60} h {minutes % 60:02d} min"
+
+
+def describe_queue(
+    place: QueuePlace,
+    *,
+    partition: str,
+    slurm_start: datetime | None,
+    waited: float,
+    now: datetime,
+) -> str:
+    """ "2nd of 3 waiting for partition gpu. Expected start about 14:35 (in 25 min, Slurm's
+    estimate). Waiting 1 min so far." Slurm's own estimate wins when it has one."""
+    line = f"{_ordinal(place.position)} of {place.waiting} waiting for partition {partition}."
+    start, source = (slurm_start, "Slurm's estimate") if slurm_start else (
+        place.start, "estimated from the running jobs' time limits"
+    )  # fmt: skip
+    if start is not None and start <= now:
+        line += " It should start any moment."
+    elif start is not None:
+        when = start.strftime("%H:%M") if start.date() == now.date() else start.strftime("%a %H:%M")
+        line += (
+            f" Expected start about {when} (in {_span((start - now).total_seconds())}, {source})."
+        )
+    return f"{line} Waiting {_span(waited)} so far."
+
+
+def queue_progress(waited: float, start: datetime | None, now: datetime) -> int:
+    """The bar while queued, 15 to 60: the share of the expected wait that has passed."""
+    if start is None:
+        return 15
+    remaining = max(0.0, (start - now).total_seconds())
+    share = waited / (waited + remaining) if waited + remaining > 0 else 1.0
+    return 15 + round(45 * share)

@@ -1,0 +1,52 @@
+"""The waiting page's note for a queued session: why it waits (Slurm's reason), its place in
+line, the expected start and the time waited, with a bar that follows the wait."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from core.cluster_snapshot import ClusterSnapshot
+from core.jobs import JobInfo, describe_reason
+from core.queue_view import describe_queue, queue_place, queue_progress
+from core.request import SpawnRequest
+
+
+def _slurm_start(text: str) -> datetime | None:
+    try:
+        return datetime.fromisoformat(text)
+    except ValueError:
+        return None  # "N/A" until Slurm's backfill has looked at the job
+
+
+async def queued_note(
+    info: JobInfo,
+    request: SpawnRequest,
+    snapshot: ClusterSnapshot,
+    *,
+    waited: float,
+    submitted: float,
+) -> tuple[str, int]:
+    """The note and the bar's percent. Never waits more than a second for the snapshot.
+
+    submitted: when the job was submitted (monotonic): the look used is one taken after it.
+    """
+    why = f"Job {info.job_id} is queued: {describe_reason(info.reason)}."
+    taken = await snapshot.get_within(1.0, newer_than=submitted)
+    now = datetime.now().replace(microsecond=0)
+    if taken is None:
+        return why, 15
+    profile = request.profile
+    place = queue_place(
+        taken.nodes,
+        taken.jobs,
+        job_id=info.job_id,
+        partition=profile.partition,
+        gpus=profile.gpus,
+        runtime=request.runtime,
+        now=now,
+    )
+    slurm_start = _slurm_start(info.start)
+    words = describe_queue(
+        place, partition=profile.partition, slurm_start=slurm_start, waited=waited, now=now
+    )
+    return f"{why} {words}", queue_progress(waited, slurm_start or place.start, now)
