@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Hub, wait_for
+from tests.integration.conftest import Hub, user_jobs, wait_for
 from tests.integration.faults.helpers import fill_gpus, state_of
 from tests.integration.test_live_profiles import log_in
 
@@ -142,3 +142,17 @@ def test_the_waiting_page_follows_the_queue_and_notifies_when_ready(
     page.wait_for_url("**/user/alice/lab**")
     assert json.loads(page.evaluate("localStorage.getItem('gp-notes')")) == ["JupyterLab is ready"]
     context.close()
+
+
+def test_spawn_by_url_with_opt_parameters_is_checked_like_the_form(hub: Hub, clean: None) -> None:
+    """JupyterHub 6: /hub/spawn?opt-profile=...&opt-runtime=... (issue 11, 4)."""
+    bob = hub.login("bob")
+    bad = bob.get(f"{hub.url}/hub/spawn?opt-profile=gpu-2&opt-runtime=99:00:00", timeout=60)
+    assert bad.status_code == 400
+    assert "runtime 99:00:00 is over the maximum of 24:00:00 (24 h) for profile gpu-2" in bad.text
+    assert user_jobs("bob") == []
+    good = bob.get(f"{hub.url}/hub/spawn?opt-profile=gpu-2&opt-runtime=01:30:00", timeout=60)
+    assert good.status_code == 200
+    hub.wait_ready(bob, "bob")
+    [job] = user_jobs("bob", "%b|%l")
+    assert job == "gres:gpu:2|1:30:00", job
