@@ -112,7 +112,8 @@ def parse_nodes(text: str) -> list[NodeGpus]:
     return list(merged.values())
 
 
-def _when(text: str) -> datetime | None:
+def slurm_datetime(text: str) -> datetime | None:
+    """A time as squeue prints it ("2026-11-22T19:10:00"); None for "N/A" or "Unknown"."""
     try:
         return datetime.fromisoformat(text)
     except ValueError:
@@ -152,7 +153,7 @@ def parse_jobs(text: str) -> list[GpuJob]:
                 gpus_per_node=gpus,
                 node_count=int(count) if count.isdigit() else 1,
                 time_limit=_seconds(limit),
-                end=_when(end),
+                end=slurm_datetime(end),
                 priority=int(priority) if priority.isdigit() else 0,
                 nodes=expand_hostlist(nodes),
             )

@@ -119,8 +119,11 @@ class GpuProfilesSpawner(ProfilesSpawner):
         ]
         return Offer(profiles, environments)
 
-    async def capacity(self) -> dict[str, Any]:
-        """Free GPUs, and whether each of this user's profiles starts now (spawner.capacity)."""
+    async def capacity(self, profiles: list[ResourceProfile] | None = None) -> dict[str, Any]:
+        """Free GPUs, and whether each of this user's profiles starts now (spawner.capacity).
+
+        profiles: the offer's, when the caller already has them (the form does).
+        """
         # The Slurm settings are the session spawner's; this wrapper has no Slurm of its own.
         child = self.config.get(self.profile_spawner_class.__name__, {})
         snapshot = Snapshots.get(
@@ -128,8 +131,9 @@ class GpuProfilesSpawner(ProfilesSpawner):
             timeout=float(child.get("slurm_timeout", 20.0)),
             ttl=float(child.get("capacity_ttl", 10.0)),
         )
-        offer = await self.offer()
-        return capacity_view(offer.profiles, await snapshot.get_within(2.0))
+        if profiles is None:
+            profiles = (await self.offer()).profiles
+        return capacity_view(profiles, await snapshot.get_within(2.0))
 
     def configured_profiles(self) -> list[ResourceProfile]:
         try:
@@ -290,7 +294,7 @@ async def _render_form(spawner: GpuProfilesSpawner) -> str:
         }
         for p in profiles
     ]
-    capacity = await spawner.capacity()
+    capacity = await spawner.capacity(profiles)
     environments = [
         {
             "slug": env.slug,

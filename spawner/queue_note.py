@@ -5,17 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from core.capacity import slurm_datetime
 from core.cluster_snapshot import ClusterSnapshot
 from core.jobs import JobInfo, describe_reason
 from core.queue_view import describe_queue, queue_place, queue_progress
 from core.request import SpawnRequest
-
-
-def _slurm_start(text: str) -> datetime | None:
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        return None  # "N/A" until Slurm's backfill has looked at the job
 
 
 async def queued_note(
@@ -45,7 +39,7 @@ async def queued_note(
         runtime=request.runtime,
         now=now,
     )
-    slurm_start = _slurm_start(info.start)
+    slurm_start = slurm_datetime(info.start)  # "N/A" until Slurm's backfill looked at it
     words = describe_queue(
         place, partition=profile.partition, slurm_start=slurm_start, waited=waited, now=now
     )

@@ -28,7 +28,7 @@ pytestmark = pytest.mark.integration
 # still break a rule of the cluster (a partition's GPUs, its MaxTime, the caller's areas),
 # which is answered 422 naming the field. Every other check of schemathesis applies.
 NOT_CHECKED = [positive_data_acceptance]
-EXAMPLES = 12  # per operation and caller: about 700 requests in all, within a minute or two
+EXAMPLES = 12  # requests per operation and caller
 
 
 @pytest.fixture(scope="module")
