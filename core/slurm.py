@@ -283,6 +283,17 @@ class SlurmClient:
         if result.returncode != 0 and not any(m in result.stderr for m in _GONE_MARKERS):
             _raise_for(argv, result)
 
+    async def set_time_limit(self, job_id: str, seconds: int) -> None:
+        """Give a job a new time limit (whole minutes), as this process's own Slurm user.
+
+        Slurm lets only operators and admins raise a limit, so this is not run as the job's
+        user: the caller has checked that the job is theirs and the limit within bounds.
+        """
+        argv = [self._bin + "scontrol", "update", f"JobId={job_id}", f"TimeLimit={seconds // 60}"]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+
     async def run_as_user(
         self, user: str, argv: Sequence[str], *, input_text: str | None = None
     ) -> CommandResult:

@@ -14,6 +14,7 @@ from pathlib import Path
 import spawner.port_handler  # noqa: F401  the port-only callback replaces batchspawner's
 from core.resources import TEMPLATES_DIR
 from spawner.capacity import CAPACITY_PATH, CapacityHandler
+from spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
 from spawner.unused_traits import refuse_unused
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
@@ -69,8 +70,16 @@ c.ClusterLDAPAuthenticator.manage_groups = True
 c.ClusterLDAPAuthenticator.auth_refresh_age = int(os.environ.get("PORTAL_AUTH_REFRESH_AGE", "300"))
 
 # -- GPU profiles, each a Slurm job ----------------------------------------------------
-# The spawn page's live capacity (free GPUs, when each profile starts): /hub/gpuportal/capacity.
-c.JupyterHub.extra_handlers = [(rf"/{CAPACITY_PATH}", CapacityHandler)]
+# The spawn page's live capacity (free GPUs, when each profile starts): /hub/gpuportal/capacity;
+# the home page's session cards and "extend": /hub/gpuportal/sessions and /hub/gpuportal/extend.
+c.JupyterHub.extra_handlers = [
+    (rf"/{CAPACITY_PATH}", CapacityHandler),
+    (rf"/{SESSIONS_PATH}", SessionsHandler),
+    (rf"/{EXTEND_PATH}", ExtendHandler),
+]
+# Several sessions per user: the default one plus this many named ones at a time.
+c.JupyterHub.allow_named_servers = True
+c.JupyterHub.named_server_limit_per_user = int(os.environ.get("PORTAL_NAMED_SESSIONS", "2"))
 c.JupyterHub.spawner_class = "gpu-profiles"
 c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
 c.GpuSlurmSpawner.session_venv = session_venv

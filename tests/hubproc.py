@@ -125,6 +125,25 @@ class Hub:
 
         return wait_for(ready, timeout, f"{user}'s server to be ready")  # type: ignore[return-value]
 
+    def stop_all(self, session: requests.Session, user: str) -> None:
+        """Stop every server of the user, and remove the named ones."""
+        model = self.api(session, "GET", f"/users/{user}?include_stopped_servers=1").json()
+        for name, server in model.get("servers", {}).items():
+            if not name:
+                if not server.get("stopped"):
+                    self.stop_server(session, user)
+                continue
+            response = self.api(
+                session, "DELETE", f"/users/{user}/servers/{name}", json={"remove": True}
+            )
+            assert response.status_code in (202, 204), response.text
+
+            def gone(name: str = name) -> bool:
+                path = f"/users/{user}?include_stopped_servers=1"
+                return name not in self.api(session, "GET", path).json().get("servers", {})
+
+            wait_for(gone, 60, f"{user}'s server {name} to stop")
+
     def stop_server(self, session: requests.Session, user: str) -> None:
         response = self.api(session, "DELETE", f"/users/{user}/server")
         assert response.status_code in (202, 204), response.text

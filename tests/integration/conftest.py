@@ -70,8 +70,7 @@ def hub(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub
     try:
         admin = instance.login("carol")
         for user in TEST_USERS:
-            if instance.server(admin, user) is not None:
-                instance.stop_server(admin, user)
+            instance.stop_all(admin, user)
     finally:
         instance.stop()
         cancel_user_jobs(*TEST_USERS)
@@ -84,8 +83,7 @@ def clean(hub: Hub) -> Iterator[None]:
     def reset() -> None:
         admin = hub.login("carol")
         for user in TEST_USERS:
-            if hub.server(admin, user) is not None:
-                hub.stop_server(admin, user)
+            hub.stop_all(admin, user)
         cancel_user_jobs(*TEST_USERS)
 
     reset()

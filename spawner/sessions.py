@@ -1,0 +1,208 @@
+"""The user's sessions as cards on the hub home, and extending one's time limit (issue 11).
+
+GET  /hub/gpuportal/sessions  every server of the logged-in user, as cards (JSON)
+POST /hub/gpuportal/extend    {"server": "", "add": "01:00:00"}: a longer time limit
+
+Job facts come from the hub's shared poller (one squeue for all servers), so a home page that
+refreshes itself costs Slurm nothing per user. Only the hub may raise a limit (Slurm lets only
+operators do it): it checks the job is the caller's and the new limit within the profile's
+maximum, and writes an audit record.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any
+
+from jupyterhub.handlers.base import BaseHandler
+from tornado import web
+
+from core.environments import SoftwareEnvironment
+from core.jobs import JobInfo
+from core.lifecycle import Stage
+from core.profiles import ResourceProfile, find_profile
+from core.runtime import RuntimeFormatError, describe_runtime, format_runtime, parse_runtime
+from core.session_clock import (
+    ExtendRefused,
+    SessionClock,
+    describe_left,
+    extend_steps,
+    extended_limit,
+)
+from core.slurm import SlurmError, SlurmUnavailable
+from spawner.slurm_spawner import GpuSlurmSpawner
+
+SESSIONS_PATH = "gpuportal/sessions"
+EXTEND_PATH = "gpuportal/extend"
+
+
+def _state(wrapper: Any, child: GpuSlurmSpawner | None) -> tuple[str, str]:
+    """(state, words) of a server as its card shows them."""
+    if wrapper.pending == "stop":
+        return "stopping", "Stopping"
+    if wrapper.pending:
+        return "starting", (child.note if child is not None and child.note else "Starting")
+    if wrapper.ready:
+        if child is not None and child.stage is Stage.SUSPENDED:
+            return "suspended", child.note or "Suspended by the cluster admins"
+        return "running", "Running"
+    return "stopped", wrapper.session_note or "Not running"
+
+
+def session_card(
+    user: Any,
+    wrapper: Any,
+    *,
+    info: JobInfo | None,
+    profiles: list[ResourceProfile],
+    environments: list[SoftwareEnvironment],
+    now: datetime,
+) -> dict[str, Any]:
+    """What a card shows of one server; info is its job as last seen (None: no job)."""
+    child = wrapper.child_spawner if isinstance(wrapper.child_spawner, GpuSlurmSpawner) else None
+    options = wrapper.user_options if isinstance(wrapper.user_options, dict) else {}
+    profile = find_profile(profiles, str(options.get("profile", "")))
+    environment = next((e for e in environments if e.slug == options.get("environment")), None)
+    state, words = _state(wrapper, child)
+    clock = (
+        SessionClock.of(info) if info is not None and wrapper.active else SessionClock(None, None)
+    )
+    left = clock.left(now)
+    maximum = profile.max_runtime if profile is not None else 0
+    steps = extend_steps(clock.limit, maximum) if state == "running" else []
+    return {
+        "name": wrapper.name,
+        "title": wrapper.name or "Default session",
+        "url": user.server_url(wrapper.name),
+        "spawn_url": f"{wrapper.hub.base_url}spawn/{user.escaped_name}/{wrapper.name}".rstrip("/"),
+        "state": state,
+        "words": words,
+        "profile": profile.title if profile else str(options.get("profile", "")),
+        "gpus": profile.gpus if profile else None,
+        "environment": environment.title if environment else str(options.get("environment", "")),
+        "job_id": child.job_id if child is not None and wrapper.active else "",
+        "node": info.host if info is not None and wrapper.active else "",
+        "started": clock.started.isoformat() if clock.started else None,
+        "ends": clock.ends.isoformat() if clock.ends else None,
+        "left": left,
+        "left_words": describe_left(left),
+        "limit": format_runtime(clock.limit) if clock.limit is not None else "",
+        "maximum": format_runtime(maximum) if maximum else "",
+        "extend": [{"add": format_runtime(s), "label": f"+{describe_runtime(s)}"} for s in steps],
+    }
+
+
+async def _job_of(wrapper: Any, *, max_age: float) -> JobInfo | None:
+    """The server's job as the shared poller last saw it (asked afresh when older than max_age)."""
+    child = wrapper.child_spawner
+    if not isinstance(child, GpuSlurmSpawner) or not child.job_id or not wrapper.active:
+        return None
+    try:
+        info = await child.poller.job(child.job_id, max_age=max_age)
+    except SlurmUnavailable:
+        return child._info  # the last answer; the card says what it knew
+    child._info = info
+    return info
+
+
+async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
+    """Every server of the user, the default first, then named ones by name."""
+    names = sorted(s.name for s in user.orm_user._orm_spawners)
+    if "" not in names:
+        names.insert(0, "")
+    offer = await user.spawners[""].offer()
+    now = datetime.now().replace(microsecond=0)
+    cards = []
+    for name in names:
+        wrapper = user.spawners[name]
+        child = wrapper.child_spawner
+        max_age = child.poll_max_age if isinstance(child, GpuSlurmSpawner) else 0.0
+        if fresh_job and getattr(child, "job_id", "") == fresh_job:
+            max_age = 0.0
+        info = await _job_of(wrapper, max_age=max_age)
+        cards.append(
+            session_card(
+                user,
+                wrapper,
+                info=info,
+                profiles=offer.profiles,
+                environments=offer.environments,
+                now=now,
+            )
+        )
+    return cards
+
+
+class _JsonHandler(BaseHandler):  # type: ignore[misc]
+    def send(self, body: Any, status: int = 200) -> None:
+        self.set_status(status)
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.set_header("Cache-Control", "no-store")
+        self.finish(json.dumps(body))
+
+
+class SessionsHandler(_JsonHandler):
+    """GET /hub/gpuportal/sessions: the logged-in user's sessions as cards."""
+
+    @web.authenticated  # type: ignore[misc]
+    async def get(self) -> None:
+        self.send({"sessions": await user_cards(self.current_user)})
+
+
+class ExtendHandler(_JsonHandler):
+    """POST /hub/gpuportal/extend: raise a running session's time limit, within its maximum."""
+
+    @web.authenticated  # type: ignore[misc]
+    async def post(self) -> None:
+        user = self.current_user
+        try:
+            body = json.loads(self.request.body or b"{}")
+            server, add = body.get("server", ""), parse_runtime(str(body.get("add", "")))
+        except (ValueError, AttributeError, RuntimeFormatError):
+            self.send({"error": 'send {"server": "", "add": "01:00:00"} (add as HH:MM:SS)'}, 400)
+            return
+        if not isinstance(server, str) or server not in user.spawners:
+            self.send({"error": f"you have no session named {str(server)[:40]!r}"}, 404)
+            return
+        wrapper = user.spawners[server]
+        child = wrapper.child_spawner
+        if not wrapper.ready or not isinstance(child, GpuSlurmSpawner) or not child.job_id:
+            self.send({"error": "only a running session can be extended"}, 409)
+            return
+        try:
+            await self._extend(user, wrapper, child, add)
+        except ExtendRefused as refused:
+            self.send({"error": str(refused)}, 400)
+            return
+        except SlurmError as error:
+            self.log.error("Extending job %s failed: %s", child.job_id, error.message)
+            self.send({"error": f"Slurm did not take the new limit: {error.message}"}, 503)
+            return
+        self.send({"sessions": await user_cards(user, fresh_job=child.job_id)})
+
+    async def _extend(self, user: Any, wrapper: Any, child: GpuSlurmSpawner, add: int) -> None:
+        info = await child.poller.job(child.job_id, max_age=0.0)
+        # The job id comes from the user's own server; the tag proves it is still that job.
+        if info is None or info.comment != child.tag or info.user != user.name:
+            raise ExtendRefused("this session's job has ended")
+        offer = await wrapper.offer()
+        options = wrapper.user_options if isinstance(wrapper.user_options, dict) else {}
+        profile = find_profile(offer.profiles, str(options.get("profile", "")))
+        if profile is None:
+            raise ExtendRefused("this session's profile is no longer offered to you")
+        limit = SessionClock.of(info).limit
+        new = extended_limit(
+            limit=limit, add=add, maximum=profile.max_runtime, profile=profile.slug
+        )
+        await child.slurm.set_time_limit(child.job_id, new)
+        # One line per privileged act, for the operators.
+        self.log.info(
+            "Audit: extend user=%s server=%r job=%s limit=%s->%s profile=%s",
+            user.name,
+            wrapper.name,
+            child.job_id,
+            format_runtime(limit or 0),
+            format_runtime(new),
+            profile.slug,
+        )
