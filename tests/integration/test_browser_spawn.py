@@ -42,7 +42,7 @@ def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp
     assert env["USER"] == "alice"
 
     page.goto(f"{hub.url}/hub/home")
-    page.click("#stop")
-    wait_for(lambda: user_jobs("alice") == [], 60, "Stop My Server to end the job")
-    page.wait_for_selector("#start")
+    page.click('.gp-card[data-server=""] .gp-stop')
+    wait_for(lambda: user_jobs("alice") == [], 60, "Stop to end the job")
+    page.wait_for_selector('.gp-card[data-server=""] .gp-start')
     page.close()
