@@ -13,7 +13,15 @@ ALLOWED_OPTIONS = ("profile", "runtime", "environment")
 
 
 class InvalidRequest(ValueError):
-    """A spawn choice that is not allowed; the message tells the user what is."""
+    """A spawn choice that is not allowed; the message tells the user what is.
+
+    field: the option at fault ("profile", "runtime", "environment"), so that a form can show
+    the message next to it; "" when it is the request as a whole.
+    """
+
+    def __init__(self, message: str, *, field: str = "") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 @dataclass(frozen=True)
@@ -54,11 +62,11 @@ def parse_user_options(
 
     raw_profile = options.get("profile", profiles[0].slug)
     if not isinstance(raw_profile, str):
-        raise InvalidRequest(f"profile must be a string, one of: {slugs}")
+        raise InvalidRequest(f"profile must be a string, one of: {slugs}", field="profile")
     profile = find_profile(profiles, raw_profile)
     if profile is None:
         shown = raw_profile if raw_profile.isprintable() and len(raw_profile) <= 40 else "given"
-        raise InvalidRequest(f"unknown profile {shown!r}; choose one of: {slugs}")
+        raise InvalidRequest(f"unknown profile {shown!r}; choose one of: {slugs}", field="profile")
 
     environment = _environment(options.get("environment"), profile, environments)
     raw_runtime = options.get("runtime")
@@ -67,20 +75,24 @@ def parse_user_options(
             profile=profile, runtime=profile.default_runtime, environment=environment
         )
     if not isinstance(raw_runtime, str):
-        raise InvalidRequest("runtime must be a string in the form HH:MM:SS, e.g. 08:00:00")
+        raise InvalidRequest(
+            "runtime must be a string in the form HH:MM:SS, e.g. 08:00:00", field="runtime"
+        )
     try:
         runtime = parse_runtime(raw_runtime)
     except RuntimeFormatError:
         raise InvalidRequest(
             "runtime must be in the form HH:MM:SS, e.g. 08:00:00, "
-            f"at most {format_runtime(profile.max_runtime)} for {profile.slug}"
+            f"at most {format_runtime(profile.max_runtime)} for {profile.slug}",
+            field="runtime",
         ) from None
     if runtime < 60:
-        raise InvalidRequest("runtime must be at least 00:01:00")
+        raise InvalidRequest("runtime must be at least 00:01:00", field="runtime")
     if runtime > profile.max_runtime:
         raise InvalidRequest(
             f"runtime {raw_runtime} is over the maximum of {format_runtime(profile.max_runtime)} "
-            f"({describe_runtime(profile.max_runtime)}) for profile {profile.slug}"
+            f"({describe_runtime(profile.max_runtime)}) for profile {profile.slug}",
+            field="runtime",
         )
     return SpawnRequest(profile=profile, runtime=runtime, environment=environment)
 
@@ -93,15 +105,18 @@ def _environment(
     if raw is None or raw == "":
         return offered[0] if offered else None
     if not offered:
-        raise InvalidRequest(f"profile {profile.slug} offers no software environments")
+        raise InvalidRequest(
+            f"profile {profile.slug} offers no software environments", field="environment"
+        )
     names = ", ".join(env.slug for env in offered)
     if not isinstance(raw, str):
-        raise InvalidRequest(f"environment must be a string, one of: {names}")
+        raise InvalidRequest(f"environment must be a string, one of: {names}", field="environment")
     chosen = next((env for env in offered if env.slug == raw), None)
     if chosen is None:
         shown = raw if raw.isprintable() and len(raw) <= 40 else "given"
         raise InvalidRequest(
-            f"environment {shown!r} is not offered with {profile.slug}; choose one of: {names}"
+            f"environment {shown!r} is not offered with {profile.slug}; choose one of: {names}",
+            field="environment",
         )
     return chosen
 

@@ -6,6 +6,7 @@ this one file.
 """
 
 import json
+import logging
 import os
 import secrets
 import sys
@@ -14,6 +15,7 @@ from pathlib import Path
 import spawner.port_handler  # noqa: F401  the port-only callback replaces batchspawner's
 from core.resources import TEMPLATES_DIR
 from spawner.capacity import CAPACITY_PATH, CapacityHandler
+from spawner.errors import RefusalsWithoutTraceback
 from spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
 from spawner.unused_traits import refuse_unused
 
@@ -81,6 +83,8 @@ c.JupyterHub.extra_handlers = [
 c.JupyterHub.allow_named_servers = True
 c.JupyterHub.named_server_limit_per_user = int(os.environ.get("PORTAL_NAMED_SESSIONS", "2"))
 c.JupyterHub.spawner_class = "gpu-profiles"
+# A refused spawn (bad options, a limit) is logged as one line, not as a traceback.
+logging.getLogger("JupyterHub").addFilter(RefusalsWithoutTraceback())
 c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
 c.GpuSlurmSpawner.session_venv = session_venv
 c.GpuSlurmSpawner.shared_dir = os.environ.get("PORTAL_SHARED_DIR", "/srv/gpuportal-shared")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import jinja2
@@ -179,14 +180,21 @@ class GpuProfilesSpawner(ProfilesSpawner):
             offer = await self.offer()
             return parse_user_options(options, offer.profiles, offer.environments)
         except InvalidRequest as error:
-            raise spawn_error(str(error), reason="invalid_options") from None
+            raise spawn_error(str(error), reason="invalid_options", field=error.field) from None
 
     async def options_from_form(self, formdata: dict[str, list[str]]) -> dict[str, str]:
+        # A refused form comes back as it was sent, the message at the field (see _render_form).
+        sent = {key: values[-1] for key, values in formdata.items() if values and key != "_xsrf"}
         try:
             options = options_from_form_data(formdata)
+            return (await self.parse_options(options)).as_user_options()
         except InvalidRequest as error:
+            _returned_forms[self.user.name] = ReturnedForm(sent, error.field, str(error))
             raise spawn_error(str(error), reason="invalid_options") from None
-        return (await self.parse_options(options)).as_user_options()
+        except SpawnException as error:
+            field = str(getattr(error, "field", ""))
+            _returned_forms[self.user.name] = ReturnedForm(sent, field, error.log_message)
+            raise
 
     async def run_pre_spawn_hook(self) -> Any:
         # The REST API sets user_options without the form: validate them here, before start(),
@@ -273,12 +281,28 @@ class GpuProfilesSpawner(ProfilesSpawner):
         super().load_state(state)
 
 
+@dataclass(frozen=True)
+class ReturnedForm:
+    """A form the checks refused: what was sent, the field at fault and why."""
+
+    sent: dict[str, str]
+    field: str
+    error: str
+
+
+# Filled by options_from_form and read by the very next render of the user's form, in the same
+# request: JupyterHub draws the refused form with the default server's spawner, whichever
+# server was asked for, so the form is kept by user, not by spawner.
+_returned_forms: dict[str, ReturnedForm] = {}
+
+
 async def _render_form(spawner: GpuProfilesSpawner) -> str:
     offer = await spawner.offer()
     profiles = offer.profiles
     if not profiles:
         return _FORMS.get_template("spawn_form.html").render(profiles=[], selected="", runtime="")
-    previous = spawner.user_options or {}
+    returned = _returned_forms.pop(spawner.user.name, None)
+    previous = returned.sent if returned else (spawner.user_options or {})
     selected = previous.get("profile") if isinstance(previous, dict) else None
     if selected not in {p.slug for p in profiles}:
         selected = profiles[0].slug
@@ -313,7 +337,9 @@ async def _render_form(spawner: GpuProfilesSpawner) -> str:
     return _FORMS.get_template("spawn_form.html").render(
         profiles=rows,
         selected=selected,
-        runtime=_last_runtime(previous, chosen),
+        runtime=previous.get("runtime", "") if returned else _last_runtime(previous, chosen),
+        error_field=returned.field if returned else "",
+        error=returned.error if returned else "",
         environments=environments,
         selected_environment=chosen_env,
         capacity=capacity,

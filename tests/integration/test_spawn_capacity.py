@@ -151,8 +151,32 @@ def test_spawn_by_url_with_opt_parameters_is_checked_like_the_form(hub: Hub, cle
     assert bad.status_code == 400
     assert "runtime 99:00:00 is over the maximum of 24:00:00 (24 h) for profile gpu-2" in bad.text
     assert user_jobs("bob") == []
+    assert "Traceback" not in hub.log_tail(30)  # a refusal, logged as one line
     good = bob.get(f"{hub.url}/hub/spawn?opt-profile=gpu-2&opt-runtime=01:30:00", timeout=60)
     assert good.status_code == 200
     hub.wait_ready(bob, "bob")
     [job] = user_jobs("bob", "%b|%l")
     assert job == "gres:gpu:2|1:30:00", job
+
+
+@pytest.mark.parametrize("server", ["", "extra"])
+def test_a_refused_form_comes_back_as_it_was_sent_with_the_error_at_the_field(
+    hub: Hub, clean: None, browser: Any, server: str
+) -> None:
+    """Issue 11, 4 and 5: the form as sent, the message at the runtime, one log line."""
+    page = log_in(browser, hub, "bob", "bob-demo")
+    page.goto(f"{hub.url}/hub/spawn/bob/{server}".rstrip("/"))
+    page.check("input[name=profile][value=gpu-4]")
+    page.fill("#gp-runtime", "00:00:30")  # the page checks the maximum; the minimum is the hub's
+    page.click("#spawn_form button[type=submit]")
+    error = page.locator("#gp-runtime-error")
+    error.wait_for()
+    assert error.inner_text() == "runtime must be at least 00:01:00"
+    assert page.is_checked("input[name=profile][value=gpu-4]")
+    assert page.input_value("#gp-runtime") == "00:00:30"
+    assert page.get_attribute("#gp-runtime", "aria-invalid") == "true"
+    assert user_jobs("bob") == []
+    log = hub.log_tail(30)
+    assert "refused (invalid_options): runtime must be at least 00:01:00" in log
+    assert "Traceback" not in log
+    page.context.close()
