@@ -124,6 +124,7 @@ def run_singleuser(argv: list[str]) -> None:
     """
     skip_slow_imports()
     enable_server_guard()
+    add_lab_extension()
     from jupyterhub.singleuser import main as singleuser_main
 
     sys.argv = argv
@@ -139,6 +140,14 @@ def enable_server_guard() -> None:
     ours = str(Path(__file__).parent / "jupyter_config")
     others = os.environ.get("JUPYTER_CONFIG_PATH", "")
     os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in (ours, others) if p)
+
+
+def add_lab_extension() -> None:
+    """Add this package's Jupyter data folder, where the built @gpuportal/session lab extension
+    lies (time left in the status bar; deploy/local/labextension.sh builds it)."""
+    ours = str(Path(__file__).parent / "jupyter_data")
+    others = os.environ.get("JUPYTER_PATH", "")
+    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (ours, others) if p)
 
 
 def skip_slow_imports() -> None:

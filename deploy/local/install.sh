@@ -50,13 +50,14 @@ fi
 # The hub's proxy: the official configurable-http-proxy (Node). The PyPI port buffers whole
 # responses, which stalls the spawn page's live progress stream.
 CHP_PREFIX=${PORTAL_CHP_PREFIX:-/opt/gpuportal/chp}
+if ! command -v npm >/dev/null; then
+    say "apt packages: nodejs npm"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm
+fi
 if [ ! -x "$CHP_PREFIX/node_modules/.bin/configurable-http-proxy" ]; then
-    if ! command -v npm >/dev/null; then
-        say "apt packages: nodejs npm"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm
-    fi
     say "configurable-http-proxy (npm) at $CHP_PREFIX"
     npm install --silent --no-fund --no-audit --prefix "$CHP_PREFIX" configurable-http-proxy@4
 fi
+bash "$HERE/labextension.sh" "$VENV"
 bash "$HERE/environments.sh" "$VENV"
 say "ready"

@@ -1,0 +1,129 @@
+/**
+ * JupyterLab in a GPU portal session: the time left before the job's time limit in the
+ * status bar, and one warning 15 minutes before the end with a way to extend it.
+ *
+ * The hub is the one source of the clock (an extension made on the hub home shows here at the
+ * next read); nothing here asks Slurm.
+ */
+
+import {
+  JupyterFrontEnd,
+  JupyterFrontEndPlugin
+} from '@jupyterlab/application';
+import { Notification } from '@jupyterlab/apputils';
+import { PageConfig } from '@jupyterlab/coreutils';
+import { IStatusBar } from '@jupyterlab/statusbar';
+import { Widget } from '@lumino/widgets';
+
+import {
+  SessionCard,
+  WARN_BEFORE_S,
+  describeLeft,
+  endsAt,
+  readCard
+} from './clock';
+
+const READ_EVERY_MS = 60_000;
+
+class TimeLeft extends Widget {
+  private card: SessionCard | null = null;
+  private readAt = 0;
+  private warned = false;
+
+  constructor(private readonly hubPrefix: string, private readonly server: string) {
+    super({ node: document.createElement('a') });
+    this.addClass('gp-time-left');
+    const link = this.node as HTMLAnchorElement;
+    link.href = `${hubPrefix}home`;
+    link.target = '_blank';
+    link.rel = 'noopener';
+  }
+
+  async read(): Promise<void> {
+    try {
+      const card = await readCard(this.hubPrefix, this.server);
+      if (card && card.left !== null) {
+        // A longer limit (extended on the hub home) may warn again later.
+        if (this.card && card.left > this.leftNow() + 60) {
+          this.warned = card.left <= WARN_BEFORE_S;
+        }
+        this.card = card;
+        this.readAt = Date.now();
+      }
+    } catch {
+      // The hub is restarting or the network blinked: keep counting from the last read.
+    }
+    this.tick();
+  }
+
+  leftNow(): number {
+    if (!this.card || this.card.left === null) {
+      return Infinity;
+    }
+    return Math.max(0, this.card.left - Math.floor((Date.now() - this.readAt) / 1000));
+  }
+
+  tick(): void {
+    if (!this.card) {
+      this.node.textContent = '';
+      return;
+    }
+    const left = this.leftNow();
+    this.node.textContent = `Session: ${describeLeft(left)}`;
+    this.node.title =
+      `Your session ends at ${endsAt(this.card)} (time limit ${this.card.limit}` +
+      (this.card.maximum ? `, at most ${this.card.maximum}` : '') +
+      '). Click to see your sessions on the hub, where you can extend it.';
+    this.toggleClass('gp-soon', left <= WARN_BEFORE_S);
+    if (left <= WARN_BEFORE_S && !this.warned) {
+      this.warned = true;
+      this.warn(left);
+    }
+  }
+
+  private warn(left: number): void {
+    const card = this.card as SessionCard;
+    const actions: Notification.IAction[] = [];
+    if (card.extend.length) {
+      actions.push({
+        label: 'Extend on the hub',
+        callback: () => window.open(`${this.hubPrefix}home`, '_blank', 'noopener')
+      });
+    }
+    const more = card.extend.length
+      ? 'Save your work, or extend the session.'
+      : 'Save your work: this session is at its profile\'s maximum time.';
+    Notification.warning(
+      `Your session ends at ${endsAt(card)} (${describeLeft(left)}). ${more}`,
+      { autoClose: false, actions }
+    );
+  }
+}
+
+const plugin: JupyterFrontEndPlugin<void> = {
+  id: '@gpuportal/session:time-left',
+  description: 'The time left in a GPU portal session, and a warning before its end.',
+  autoStart: true,
+  optional: [IStatusBar],
+  activate: (_app: JupyterFrontEnd, statusBar: IStatusBar | null) => {
+    const hubPrefix = PageConfig.getOption('hubPrefix');
+    if (!hubPrefix) {
+      return; // not started by a hub
+    }
+    const item = new TimeLeft(hubPrefix, PageConfig.getOption('hubServerName'));
+    if (statusBar) {
+      statusBar.registerStatusItem('@gpuportal/session:time-left', {
+        item,
+        align: 'left',
+        rank: 1000
+      });
+    }
+    void item.read();
+    window.setInterval(() => void item.read(), READ_EVERY_MS);
+    // Back from the hub tab (where the session may have been extended): read at once.
+    window.addEventListener('focus', () => void item.read());
+    window.setInterval(() => item.tick(), 1000);
+  }
+};
+
+export default plugin;

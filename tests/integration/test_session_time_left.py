@@ -1,0 +1,66 @@
+"""JupyterLab shows the time left and warns 15 minutes before the end (issue 11, 3): the
+@gpuportal/session lab extension, reading the hub's card of the session. Real Slurm, hub, Chromium."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Hub
+from tests.integration.test_live_profiles import log_in
+
+pytestmark = pytest.mark.integration
+
+
+def spawn(hub: Hub, runtime: str) -> Any:
+    alice = hub.login("alice")
+    options = {"profile": "gpu-1", "runtime": runtime}
+    response = hub.api(alice, "POST", "/users/alice/server", json={"user_options": options})
+    assert response.status_code in (201, 202), response.text
+    hub.wait_ready(alice, "alice")
+    return alice
+
+
+def status_text(page: Any) -> str:
+    return str(page.locator(".gp-time-left").inner_text())
+
+
+def test_the_status_bar_counts_down_and_warns_once_in_the_last_15_minutes(
+    hub: Hub, clean: None, browser: Any
+) -> None:
+    page = log_in(browser, hub, "alice", "alice-demo")
+    alice = spawn(hub, "00:15:00")
+    page.goto(f"{hub.url}/user/alice/lab")
+    page.locator(".gp-time-left", has_text="Session:").wait_for(timeout=60_000)
+    assert re.fullmatch(r"Session: 1[45] min left", status_text(page)), status_text(page)
+    assert "gp-soon" in (page.get_attribute(".gp-time-left", "class") or "")
+    warning = page.get_by_text(re.compile(r"Your session ends at \d\d:\d\d \(1[45] min left\)"))
+    warning.wait_for()
+    assert page.get_by_role("button", name="Extend on the hub").count() == 1
+
+    # Extended on the hub: the status bar follows when the user comes back to the tab.
+    extended = alice.post(
+        f"{hub.url}/hub/gpuportal/extend", json={"server": "", "add": "01:00:00"}, timeout=30
+    )
+    assert extended.status_code == 200, extended.text
+    page.evaluate("window.dispatchEvent(new Event('focus'))")
+    page.locator(".gp-time-left", has_text=re.compile(r"Session: 1 h 1[45] min left")).wait_for()
+    assert "gp-soon" not in (page.get_attribute(".gp-time-left", "class") or "")
+    assert warning.count() == 1  # warned once, not again
+
+
+def test_a_long_session_shows_its_time_left_and_no_warning(
+    hub: Hub, clean: None, browser: Any
+) -> None:
+    page = log_in(browser, hub, "alice", "alice-demo")
+    spawn(hub, "02:00:00")
+    page.goto(f"{hub.url}/user/alice/lab")
+    page.locator(".gp-time-left", has_text="Session:").wait_for(timeout=60_000)
+    assert re.fullmatch(r"Session: (2 h|1 h 59 min) left", status_text(page)), status_text(page)
+    assert page.get_attribute(".gp-time-left", "href") == "/hub/home"
+    assert page.get_by_text("Your session ends at").count() == 0
+    # Clusters are offline: JupyterLab's news and update check (which call jupyter.org) are off.
+    config = page.evaluate("JSON.parse(document.getElementById('jupyter-config-data').textContent)")
+    assert "@jupyterlab/apputils-extension:announcements" in config["disabledExtensions"]
