@@ -1,5 +1,6 @@
 """JupyterLab shows the time left and warns 15 minutes before the end (issue 11, 3): the
-@gpuportal/session lab extension, reading the hub's card of the session. Real Slurm, hub, Chromium."""
+@gpuportal/session lab extension, reading the hub's card of the session.
+Real Slurm, hub, Chromium."""
 
 from __future__ import annotations
 
