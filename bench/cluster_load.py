@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.hubproc import Hub
+
 STATE = Path(os.environ.get("PORTAL_STATE", "/var/lib/portal-local"))
 LDAPS = "ldaps://127.0.0.1:6360/"
 ADMIN_DN = "cn=admin,dc=example,dc=org"
@@ -142,6 +144,16 @@ def rpcs_per_minute(seconds: float) -> Counter[str]:
     time.sleep(seconds)
     after = rpcs_by_user()
     return Counter({u: round((after[u] - before[u]) * 60 / seconds) for u in after})
+
+
+def ready_count(hub: Hub, users: list[str]) -> int:
+    """How many of the users' default servers the hub reports ready."""
+    admin = hub.login("carol")
+    found = 0
+    for user in users:
+        server = hub.api(admin, "GET", f"/users/{user}").json().get("servers", {}).get("")
+        found += bool(server and server.get("ready"))
+    return found
 
 
 def percentile(values: list[float], pct: float) -> float:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cluster_load import bench_users, password_of, rpcs_per_minute
+from bench.cluster_load import bench_users, password_of, ready_count, rpcs_per_minute
 from tests.hubproc import HUB_CONFIG, REPO, Hub, wait_for
 
 PORT = 8700
@@ -41,15 +41,6 @@ def spawn(hub: Hub, users: list[str], body: dict[str, object]) -> None:
         response = hub.api(session, "POST", f"/users/{user}/server", json=body)
         if response.status_code not in (201, 202):
             raise SystemExit(f"spawn for {user}: {response.status_code} {response.text}")
-
-
-def ready_count(hub: Hub, users: list[str]) -> int:
-    admin = hub.login("carol")
-    found = 0
-    for user in users:
-        server = hub.api(admin, "GET", f"/users/{user}").json().get("servers", {}).get("")
-        found += bool(server and server.get("ready"))
-    return found
 
 
 def stop_all(hub: Hub, users: list[str]) -> None:

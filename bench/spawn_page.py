@@ -20,7 +20,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cluster_load import CommandLog, bench_users, is_capacity_query, password_of, percentile
+from bench.cluster_load import (
+    CommandLog,
+    bench_users,
+    is_capacity_query,
+    password_of,
+    percentile,
+    ready_count,
+)
 from tests.hubproc import Hub, wait_for
 
 PORT = 8600
@@ -76,7 +83,7 @@ def main() -> None:
         try:
             loaders, sessions = users[:LOADERS], users[LOADERS:]
             start_sessions(hub, sessions)
-            wait_for(lambda: _running(hub, sessions) >= RUNNING, 180, "8 sessions to run")
+            wait_for(lambda: ready_count(hub, sessions) >= RUNNING, 180, "8 sessions to run")
             time.sleep(3)  # the spawns' own first calls are over
             since = time.time()
             times = load_pages(hub, loaders)
@@ -104,15 +111,6 @@ def main() -> None:
         "and waiting spawns): "
         + (", ".join(f"{n} {k}" for k, n in sorted(others.items())) or "none")
     )
-
-
-def _running(hub: Hub, users: list[str]) -> int:
-    admin = hub.login("carol")
-    count = 0
-    for user in users:
-        server = hub.api(admin, "GET", f"/users/{user}").json().get("servers", {}).get("")
-        count += bool(server and server.get("ready"))
-    return count
 
 
 if __name__ == "__main__":
