@@ -91,7 +91,14 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
     loaded = set(json.loads(_run_isolated(installed_wheel, code, tmp_path)))
     assert "gpuportal_session" in loaded
     assert not loaded & FORBIDDEN, loaded & FORBIDDEN
-    # The config folder that enables the server guard (generic /proxy/ closed) ships too.
+    # The config folder that enables the server extensions (generic /proxy/ closed; Open in
+    # TensorBoard) ships too, and so does the built lab extension (deploy/local/labextension.sh).
     config = installed_wheel / "gpuportal_session/jupyter_config/jupyter_server_config.d"
     enabled = json.loads((config / "gpuportal_session.json").read_text())
-    assert enabled["ServerApp"]["jpserver_extensions"] == {"gpuportal_session.server_guard": True}
+    assert enabled["ServerApp"]["jpserver_extensions"] == {
+        "gpuportal_session.server_guard": True,
+        "gpuportal_session.tensorboard_api": True,
+    }
+    lab = installed_wheel / "gpuportal_session/jupyter_data/labextensions/@gpuportal/session"
+    assert json.loads((lab / "package.json").read_text())["name"] == "@gpuportal/session"
+    assert list((lab / "static").glob("remoteEntry.*.js"))

@@ -1,6 +1,7 @@
 /**
  * JupyterLab in a GPU portal session: the time left before the job's time limit in the
- * status bar, and one warning 15 minutes before the end with a way to extend it.
+ * status bar, and one warning 15 minutes before the end with a way to extend it; and
+ * "Open in TensorBoard" on folders (./tensorboard.ts).
  *
  * The hub is the one source of the clock (an extension made on the hub home shows here at the
  * next read); nothing here asks Slurm.
@@ -22,6 +23,7 @@ import {
   endsAt,
   readCard
 } from './clock';
+import { tensorboardPlugin } from './tensorboard';
 
 const READ_EVERY_MS = 60_000;
 
@@ -100,7 +102,7 @@ class TimeLeft extends Widget {
   }
 }
 
-const plugin: JupyterFrontEndPlugin<void> = {
+const timeLeftPlugin: JupyterFrontEndPlugin<void> = {
   id: '@gpuportal/session:time-left',
   description: 'The time left in a GPU portal session, and a warning before its end.',
   autoStart: true,
@@ -126,4 +128,4 @@ const plugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default plugin;
+export default [timeLeftPlugin, tensorboardPlugin];
