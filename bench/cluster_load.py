@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import shutil
 import stat
 import subprocess
 import tempfile
@@ -63,6 +64,21 @@ def _members(users: list[str], change: str) -> str:
     return f"dn: cn=ds,ou=groups,dc=example,dc=org\nchangetype: modify\n{lines}\n"
 
 
+def remove_jobs(users: list[str]) -> None:
+    """Cancel every job of the users and wait until Slurm lists none (their homes are in use
+    until then). A hub stopped by the bench leaves its jobs running, as a real hub does."""
+    for user in users:
+        subprocess.run(["scancel", f"--user={user}"], capture_output=True)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        listed = subprocess.run(
+            ["squeue", "-h", "-o", "%u"], capture_output=True, text=True
+        ).stdout.split()
+        if not set(listed) & set(users):
+            return
+        time.sleep(1)
+
+
 @contextlib.contextmanager
 def bench_users(count: int) -> Iterator[list[str]]:
     """bench001 ... benchNNN, in LDAP and Linux for the duration of the block."""
@@ -73,12 +89,16 @@ def bench_users(count: int) -> Iterator[list[str]]:
                 subprocess.run(
                     ["useradd", "-m", "-u", str(FIRST_UID + index), "-g", "ds", user], check=True
                 )
-            os.chmod(f"/home/{user}", 0o700)
+            # 0700 and there, also after an interrupted run that left the user but not the home.
+            subprocess.run(
+                ["install", "-d", "-o", user, "-g", "ds", "-m", "0700", f"/home/{user}"],
+                check=True,
+            )
         _ldap("ldapadd", "".join(_person(u, FIRST_UID + i) for i, u in enumerate(users)))
         _ldap("ldapmodify", _members(users, "add"))
         yield users
     finally:
-        subprocess.run(["scancel", *(f"--user={u}" for u in users)], capture_output=True)
+        remove_jobs(users)
         _ldap("ldapmodify", _members(users, "delete"))
         _ldap("ldapdelete", "".join(f"uid={u},ou=people,dc=example,dc=org\n" for u in users))
         for user in users:
@@ -105,6 +125,9 @@ class CommandLog:
                 f'#!/bin/sh\necho "$(date +%s.%N) {name} $*" >> {self.log}\nexec {real} "$@"\n'
             )
             wrapper.chmod(wrapper.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+
+    def remove(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
 
     def calls(self, since: float, until: float) -> list[tuple[float, str, str]]:
         """(time, command, arguments) of each call in [since, until] (time.time() clock)."""

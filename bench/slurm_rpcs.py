@@ -21,7 +21,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.cluster_load import bench_users, password_of, ready_count, rpcs_per_minute
+from bench.cluster_load import (
+    bench_users,
+    password_of,
+    ready_count,
+    remove_jobs,
+    rpcs_per_minute,
+)
 from tests.hubproc import HUB_CONFIG, REPO, Hub, wait_for
 
 PORT = 8700
@@ -48,7 +54,7 @@ def stop_all(hub: Hub, users: list[str]) -> None:
     for user in users:
         hub.api(admin, "DELETE", f"/users/{user}/server")
     wait_for(lambda: not any(_listed(hub, admin, u) for u in users), 180, "servers to stop")
-    subprocess.run(["scancel", *(f"--user={u}" for u in users)], check=False)
+    remove_jobs(users)
     wait_for(_cluster_idle, 120, "an idle cluster", step=1)
 
 

@@ -91,6 +91,7 @@ def main() -> None:
             calls = commands.calls(since, until)
         finally:
             hub.stop()
+            commands.remove()
     capacity = [c for c in calls if is_capacity_query(c[1], c[2])]
     others = Counter(c[1] for c in calls if not is_capacity_query(c[1], c[2]))
     print(
