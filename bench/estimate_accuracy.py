@@ -5,7 +5,7 @@ the start that came, side by side.
 The bench fills the GPUs with jobs of its own: gpu01 with one 4-GPU job that runs to its 3-min
 limit, gpu02 with a 2-GPU job that runs to its 2-min limit and one that ends after 1 min of its
 4-min limit (an estimate from time limits cannot know that; it is shown). Then four users of its
-own spawn one after the other. Takes about 6 minutes; users bench001..bench004 are removed
+own spawn one after the other. Takes about 5 minutes; users bench001..bench004 are removed
 afterwards. Run as root after `make demo` or `make test` has set up the cluster:
 
     /opt/gpuportal/venv/bin/python bench/estimate_accuracy.py
@@ -32,7 +32,9 @@ BLOCKERS = [  # node, GPUs, limit (min), runs for (s)
     ("gpu02", 2, 2, 120),
     ("gpu02", 2, 4, 60),
 ]
-SPAWNS = ["gpu-4", "gpu-2", "gpu-1", "gpu-2"]
+# Each waits for a blocker, none for another session: a session (JupyterLab) runs to its limit,
+# and a wait past the hub's start_timeout (300 s) would end the spawn.
+SPAWNS = ["gpu-4", "gpu-2", "gpu-1", "gpu-1"]
 
 
 def block(node: str, gpus: int, minutes: int, seconds: int) -> str:
@@ -81,13 +83,18 @@ def main() -> None:
                 view = session.get(f"{hub.url}/hub/gpuportal/capacity", timeout=30).json()
                 predicted = when(view["profiles"][profile]["start"])
                 body = {"user_options": {"profile": profile, "runtime": "00:05:00"}}
-                hub.api(session, "POST", f"/users/{user}/server", json=body)
+                response = hub.api(session, "POST", f"/users/{user}/server", json=body)
+                if response.status_code not in (201, 202):
+                    raise SystemExit(f"spawn for {user}: {response.status_code} {response.text}")
                 rows.append({"user": user, "profile": profile, "predicted": predicted})
             time.sleep(5)
             for row in rows:
                 row["slurm"] = when(squeue(str(row["user"]), "%S"))
             for row in rows:
-                wait_for(lambda u=row["user"]: squeue(str(u), "%T") == "RUNNING", 400, "start")
+                try:
+                    wait_for(lambda u=row["user"]: squeue(str(u), "%T") == "RUNNING", 400, "start")
+                except AssertionError:
+                    raise SystemExit(f"{row['user']} did not start:\n{hub.log_tail(60)}") from None
                 row["actual"] = when(squeue(str(row["user"]), "%S"))
         finally:
             hub.stop()
