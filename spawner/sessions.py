@@ -162,7 +162,9 @@ class ExtendHandler(_JsonHandler):
         except (ValueError, AttributeError, RuntimeFormatError):
             self.send({"error": 'send {"server": "", "add": "01:00:00"} (add as HH:MM:SS)'}, 400)
             return
-        if not isinstance(server, str) or server not in user.spawners:
+        # The database's list, not user.spawners: that holds only the servers this hub process
+        # has touched since it started.
+        if not isinstance(server, str) or server not in user.orm_user.orm_spawners:
             self.send({"error": f"you have no session named {str(server)[:40]!r}"}, 404)
             return
         wrapper = user.spawners[server]

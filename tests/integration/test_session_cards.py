@@ -109,6 +109,22 @@ def test_a_second_named_session_runs_beside_the_first_within_the_limit(
     assert "already has the maximum of 2 named servers" in fourth.json()["message"]
     assert not [line for line in user_jobs("alice", "%k") if line.endswith(":fourth")]
 
+    # A named session extends like the default one.
+    extended = alice.post(
+        f"{hub.url}/hub/gpuportal/extend", json={"server": "second", "add": "00:30:00"}
+    )
+    assert extended.status_code == 200, extended.text
+    [limit] = [
+        line.split("|")[0] for line in user_jobs("alice", "%l|%k") if line.endswith("second")
+    ]
+    assert limit == "8:30:00"
+    unknown = alice.post(
+        f"{hub.url}/hub/gpuportal/extend", json={"server": "nope", "add": "01:00:00"}
+    )
+    assert (
+        unknown.status_code == 404 and unknown.json()["error"] == "you have no session named 'nope'"
+    )
+
     card(page, "second").locator(".gp-stop").click()
     card(page, "second").locator(".gp-start").wait_for(timeout=60_000)
     assert not [line for line in user_jobs("alice", "%k") if line.endswith(":second")]
