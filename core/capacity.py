@@ -87,7 +87,8 @@ def gpus_in(gres: str) -> tuple[str, int]:
     return kind, gpus_in_gres(gres or "")
 
 
-def _seconds(limit: str) -> int | None:
+def limit_seconds(limit: str) -> int | None:
+    """Seconds in a time limit as squeue prints it; None for none ("UNLIMITED", "INVALID")."""
     try:
         return parse_slurm_time(limit)
     except SinfoFormatError:
@@ -152,7 +153,7 @@ def parse_jobs(text: str) -> list[GpuJob]:
                 partition=partition,
                 gpus_per_node=gpus,
                 node_count=int(count) if count.isdigit() else 1,
-                time_limit=_seconds(limit),
+                time_limit=limit_seconds(limit),
                 end=slurm_datetime(end),
                 priority=int(priority) if priority.isdigit() else 0,
                 nodes=expand_hostlist(nodes),

@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.capacity import slurm_datetime
+from core.capacity import limit_seconds, slurm_datetime
 from core.jobs import JobInfo
-from core.partitions import SinfoFormatError, parse_slurm_time
 from core.runtime import describe_runtime, format_runtime
 from core.states import Phase
 
@@ -32,10 +31,7 @@ class SessionClock:
 
     @classmethod
     def of(cls, info: JobInfo) -> SessionClock:
-        try:
-            limit = parse_slurm_time(info.time_limit) if info.time_limit else None
-        except SinfoFormatError:
-            limit = None  # "INVALID", "NOT_SET"
+        limit = limit_seconds(info.time_limit) if info.time_limit else None
         started = info.phase in (Phase.RUNNING, Phase.SUSPENDED)
         return cls(slurm_datetime(info.start) if started else None, limit)
 

@@ -137,17 +137,19 @@ def enable_server_guard() -> None:
     A config folder, not a command-line option: jupyter_server merges the extension lists of
     config folders, while a list given on the command line would replace them.
     """
-    ours = str(Path(__file__).parent / "jupyter_config")
-    others = os.environ.get("JUPYTER_CONFIG_PATH", "")
-    os.environ["JUPYTER_CONFIG_PATH"] = os.pathsep.join(p for p in (ours, others) if p)
+    _put_first("JUPYTER_CONFIG_PATH", Path(__file__).parent / "jupyter_config")
 
 
 def add_lab_extension() -> None:
     """Add this package's Jupyter data folder, where the built @gpuportal/session lab extension
     lies (time left in the status bar; deploy/local/labextension.sh builds it)."""
-    ours = str(Path(__file__).parent / "jupyter_data")
-    others = os.environ.get("JUPYTER_PATH", "")
-    os.environ["JUPYTER_PATH"] = os.pathsep.join(p for p in (ours, others) if p)
+    _put_first("JUPYTER_PATH", Path(__file__).parent / "jupyter_data")
+
+
+def _put_first(variable: str, folder: Path) -> None:
+    """Put folder first on a search path in the environment, keeping what is there."""
+    others = os.environ.get(variable, "")
+    os.environ[variable] = os.pathsep.join(p for p in (str(folder), others) if p)
 
 
 def skip_slow_imports() -> None:

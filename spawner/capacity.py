@@ -6,18 +6,17 @@ it when it is drawn and asks /hub/gpuportal/capacity for a fresh one while it st
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, ClassVar
 
-from jupyterhub.handlers.base import BaseHandler
 from tornado import web
 
 from core.capacity import describe_start, estimate_start, free_gpus
 from core.cluster_snapshot import ClusterSnapshot, Snapshot
 from core.profiles import ResourceProfile
 from core.slurm import SlurmClient
+from spawner.json_handler import JsonHandler
 
 CAPACITY_PATH = "gpuportal/capacity"
 
@@ -75,13 +74,9 @@ def capacity_view(profiles: Iterable[ResourceProfile], snapshot: Snapshot | None
     }
 
 
-class CapacityHandler(BaseHandler):  # type: ignore[misc]
+class CapacityHandler(JsonHandler):
     """GET /hub/gpuportal/capacity: the view for the logged-in user's profiles, as JSON."""
 
     @web.authenticated  # type: ignore[misc]
     async def get(self) -> None:
-        spawner = self.current_user.spawner
-        view = await spawner.capacity()
-        self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.set_header("Cache-Control", "no-store")
-        self.finish(json.dumps(view))
+        self.send(await self.current_user.spawner.capacity())

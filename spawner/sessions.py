@@ -15,7 +15,6 @@ import json
 from datetime import datetime
 from typing import Any
 
-from jupyterhub.handlers.base import BaseHandler
 from tornado import web
 
 from core.environments import SoftwareEnvironment
@@ -31,6 +30,7 @@ from core.session_clock import (
     extended_limit,
 )
 from core.slurm import SlurmError, SlurmUnavailable
+from spawner.json_handler import JsonHandler
 from spawner.slurm_spawner import GpuSlurmSpawner
 
 SESSIONS_PATH = "gpuportal/sessions"
@@ -134,15 +134,7 @@ async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
     return cards
 
 
-class _JsonHandler(BaseHandler):  # type: ignore[misc]
-    def send(self, body: Any, status: int = 200) -> None:
-        self.set_status(status)
-        self.set_header("Content-Type", "application/json; charset=utf-8")
-        self.set_header("Cache-Control", "no-store")
-        self.finish(json.dumps(body))
-
-
-class SessionsHandler(_JsonHandler):
+class SessionsHandler(JsonHandler):
     """GET /hub/gpuportal/sessions: the logged-in user's sessions as cards."""
 
     @web.authenticated  # type: ignore[misc]
@@ -150,7 +142,7 @@ class SessionsHandler(_JsonHandler):
         self.send({"sessions": await user_cards(self.current_user)})
 
 
-class ExtendHandler(_JsonHandler):
+class ExtendHandler(JsonHandler):
     """POST /hub/gpuportal/extend: raise a running session's time limit, within its maximum."""
 
     @web.authenticated  # type: ignore[misc]
