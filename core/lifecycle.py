@@ -120,7 +120,11 @@ def _starting(stage: Stage, seen: Seen, job_id: str) -> Step:
     if phase is Phase.RUNNING:
         message = f"Job {job_id} is running on {info.host}; JupyterLab is starting..."
         return Step(Stage.STARTING, Do.CONNECT if seen.port_known else Do.WAIT, message, 70)
-    # ENDING or ENDED, before JupyterLab ever answered.
+    if phase is Phase.ENDING:
+        # COMPLETING hides how the job ended (squeue shows the flag, not the state under it):
+        # wait the few seconds until Slurm says, so the message can tell the user why.
+        return Step(stage, Do.WAIT, f"Job {job_id} is ending; waiting for Slurm to say how.", 70)
+    # ENDED before JupyterLab ever answered.
     message = f"The JupyterLab job {job_id} {_ended(info)} while starting ({info.state})."
     return Step(Stage.ENDED, Do.FAIL, message)
 
@@ -136,6 +140,9 @@ def _serving(stage: Stage, seen: Seen, job_id: str) -> Step:
     phase = described.phase
     if phase is Phase.RUNNING:
         return Step(Stage.READY, Do.KEEP, "")
+    if phase is Phase.ENDING:
+        # Ask again next poll: the state under COMPLETING (TIMEOUT, OUT_OF_MEMORY...) is why.
+        return Step(stage, Do.KEEP, "")
     if phase is Phase.SUSPENDED:
         message = (
             f"Your session (job {job_id}) {described.meaning}. It goes on where it was "

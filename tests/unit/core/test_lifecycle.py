@@ -108,10 +108,10 @@ STARTING = [
     (
         Stage.STARTING,
         job("COMPLETING"),
-        Stage.ENDED,
-        Do.FAIL,
-        0,
-        "The JupyterLab job 7 is ending while starting (COMPLETING).",
+        Stage.STARTING,
+        Do.WAIT,
+        70,
+        "Job 7 is ending; waiting for Slurm to say how.",
     ),
     (
         Stage.STARTING,
@@ -216,7 +216,8 @@ SERVING = [
     ),
     (Stage.READY, job("CANCELLED"), Stage.ENDED, Do.END, "Your session (job 7) was cancelled."),
     (Stage.READY, job("COMPLETED"), Stage.ENDED, Do.END, "Your session (job 7) ended."),
-    (Stage.READY, job("COMPLETING"), Stage.ENDED, Do.END, "Your session (job 7) is ending."),
+    # COMPLETING hides why it ends: the next poll tells (TIMEOUT, OUT_OF_MEMORY...).
+    (Stage.READY, job("COMPLETING"), Stage.READY, Do.KEEP, ""),
     (Stage.READY, GONE, Stage.ENDED, Do.END, "Your session (job 7) has ended."),
     # Slurm may requeue these: cancelled, so that no copy runs on with nobody attached.
     (
