@@ -13,6 +13,7 @@ demo:
 	@echo "  alice / alice-demo   data scientist (group ds)"
 	@echo "  bob   / bob-demo     data scientist (group ds)"
 	@echo "  carol / carol-demo   cluster admin (group hpc-admins), hub admin"
+	@echo "  dave  / dave-demo    data scientist of another team (group vision)"
 	@echo "Profiles admin page (carol): http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/admin"
 	@echo "REST API docs: http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/docs"
 	@echo "Stop everything with: make stop"
@@ -30,11 +31,11 @@ test:
 	@bash deploy/local/install.sh --test
 	@bash deploy/local/cluster.sh start
 	@bash deploy/local/postgres.sh start
-	@$(VENV)/bin/ruff check core spawner portal gpuportal_session tests bench deploy
-	@$(VENV)/bin/ruff format --check core spawner portal gpuportal_session tests bench deploy
+	@$(VENV)/bin/ruff check core spawner portal gpuportal_session gpuportal_cli tests bench deploy
+	@$(VENV)/bin/ruff format --check core spawner portal gpuportal_session gpuportal_cli tests bench deploy
 	@$(VENV)/bin/mypy
 	@$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
 
 lint:
-	@$(VENV)/bin/ruff format core spawner portal gpuportal_session tests bench deploy
-	@$(VENV)/bin/ruff check --fix core spawner portal gpuportal_session tests bench deploy
+	@$(VENV)/bin/ruff format core spawner portal gpuportal_session gpuportal_cli tests bench deploy
+	@$(VENV)/bin/ruff check --fix core spawner portal gpuportal_session gpuportal_cli tests bench deploy

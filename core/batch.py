@@ -39,6 +39,53 @@ JOB_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 PYXIS_IMAGE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/:@#-]{0,250}|/[A-Za-z0-9_.+/-]{1,250}")
 APPTAINER_IMAGE_RE = re.compile(r"(?:/|docker://|oras://|library://)[A-Za-z0-9_.+/:@-]{1,250}")
 CONTAINER_KINDS = ("pyxis", "apptainer")
+# The first word of a command: a program on PATH (hostname, python) or an absolute path.
+PROGRAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}|/[A-Za-z0-9_./+-]{1,250}")
+# A Slurm array: indexes and ranges (with a step), and at most N at once: 0-15:2,20%4.
+_ARRAY_ITEM = r"\d{1,6}(?:-\d{1,6}(?::\d{1,6})?)?"
+ARRAY_RE = re.compile(rf"{_ARRAY_ITEM}(?:,{_ARRAY_ITEM}){{0,49}}(?:%\d{{1,4}})?")
+MAX_ARRAY_TASKS = 1000
+
+
+def split_command(command: str) -> tuple[str, ...]:
+    """The words of a command line, as a shell would split them (quotes kept together).
+
+    The command runs as given, without a shell: `|`, `>` and `$VAR` are plain characters.
+    """
+    try:
+        words = tuple(shlex.split(command))
+    except ValueError as error:  # "No closing quotation"
+        raise BatchJobError("command", f"cannot be split into words: {error}") from None
+    if not words:
+        raise BatchJobError("command", "is empty: give a program and its arguments")
+    if not PROGRAM_RE.fullmatch(words[0]):
+        raise BatchJobError(
+            "command",
+            "must start with a program name (hostname, python) or an absolute path, "
+            f"not {words[0]!r}",
+        )
+    for word in words:
+        if not ARG_RE.fullmatch(word) or len(word) > 1000:
+            raise BatchJobError("command", "each word must be one line of printable text")
+    return words
+
+
+def array_size(spec: str) -> int:
+    """How many tasks a Slurm --array value makes; BatchJobError if it is not one."""
+    if not ARRAY_RE.fullmatch(spec):
+        raise BatchJobError(
+            "array", "must be indexes and ranges such as 0-3, 1,5,9 or 0-15:2, optionally %N"
+        )
+    count = 0
+    for item in spec.split("%", 1)[0].split(","):
+        first, _, rest = item.partition("-")
+        last, _, step = rest.partition(":")
+        if last and int(last) < int(first):
+            raise BatchJobError("array", f"the range {item} ends before it starts")
+        count += (int(last or first) - int(first)) // int(step or 1) + 1
+    if count > MAX_ARRAY_TASKS:
+        raise BatchJobError("array", f"makes {count} tasks; at most {MAX_ARRAY_TASKS}")
+    return count
 
 
 class BatchJobError(ValueError):
@@ -99,7 +146,7 @@ class BatchJob:
     mem_per_gpu_gb: int
     runtime: int
     partition: str
-    script: str
+    script: str  # a script in the user's areas, or "" for a command
     args: tuple[str, ...]
     workdir: str
     output: str
@@ -109,6 +156,8 @@ class BatchJob:
     modules_init: str = "/etc/profile.d/lmod.sh"
     rendezvous_port_base: int = 29500
     allowed_roots: tuple[str, ...] = field(default=(), compare=False)
+    command: tuple[str, ...] = ()  # a program and its arguments, run as given (no script)
+    array: str = ""  # Slurm --array, e.g. 0-3: one job per index
 
     def __post_init__(self) -> None:
         if not USERNAME_RE.fullmatch(self.user):
@@ -132,8 +181,17 @@ class BatchJob:
         if not SLURM_NAME_RE.fullmatch(self.partition):
             raise BatchJobError("partition", "must be a Slurm name: letters, digits and _ . -")
         roots = self.allowed_roots
-        check_user_path(self.script, roots=roots, what="script")
+        if self.command:
+            if self.script:
+                raise BatchJobError("command", "give a command or a script, not both")
+            if self.args:
+                raise BatchJobError("args", "with a command, put its arguments in the command")
+            split_command(shlex.join(self.command))
+        else:
+            check_user_path(self.script, roots=roots, what="script")
         check_user_path(self.workdir, roots=roots, what="workdir")
+        if self.array:
+            array_size(self.array)
         if not PATH_RE.fullmatch(self.output):
             raise BatchJobError("output", "is not a safe path")
         for arg in self.args:
@@ -169,9 +227,23 @@ class BatchJob:
 
     @property
     def program(self) -> list[str]:
-        """What each worker runs: a Python script with `python`, anything else as is."""
+        """What each worker runs: the command, or the script (a .py one with `python`)."""
+        if self.command:
+            return list(self.command)
         base = ["python", self.script] if self.script.endswith(".py") else [self.script]
         return [*base, *self.args]
+
+
+# How a launcher that runs Python scripts is told to start a command instead.
+_NO_PYTHON_FLAG = {"torchrun": "--no-python", "deepspeed": "--no_python"}
+
+
+def _entry(job: BatchJob, program: str) -> str:
+    """What torchrun or deepspeed start on each GPU: the script and its arguments, or a command
+    behind the launcher's no-python flag."""
+    if job.command:
+        return f"{_NO_PYTHON_FLAG.get(job.launcher, '')} {program}".strip()
+    return shlex.join([job.script, *job.args])
 
 
 def render_batch_script(job: BatchJob, *, templates_dir: Path = TEMPLATES_DIR) -> str:
@@ -189,6 +261,7 @@ def render_batch_script(job: BatchJob, *, templates_dir: Path = TEMPLATES_DIR) -
         mem_gb=job.gpus_per_node * job.mem_per_gpu_gb,
         program=quoted_program,
         script=shlex.quote(job.script),
+        entry=_entry(job, quoted_program),
         args=shlex.join(job.args),
         environment=job.environment,
         container=job.container,

@@ -121,23 +121,31 @@ class JobDetail:
     signal: int | None
     nodes: str
     submit_time: str
-    start_time: str
+    start_time: str  # for a waiting job: when Slurm expects to start it, if it knows
     end_time: str
+    array_task: str = ""  # in an array: the task's index, or the range still waiting ("2-3")
 
     @property
     def phase(self) -> Phase:
         return phase_of(self.state)
 
 
-def _time_or_blank(value: str) -> str:
+def time_or_blank(value: str) -> str:
     return "" if value in ("", "Unknown", "None", "N/A") else value
 
 
 def parse_scontrol_job(text: str) -> JobDetail | None:
     """The job in `scontrol show job -o ID` output; None if it printed none."""
-    line = next((line for line in text.splitlines() if line.startswith("JobId=")), "")
-    if not line:
-        return None
+    details = parse_scontrol_jobs(text)
+    return details[0] if details else None
+
+
+def parse_scontrol_jobs(text: str) -> list[JobDetail]:
+    """Every job record in `scontrol show job -o ID` output: one, or an array's tasks."""
+    return [_detail(line) for line in text.splitlines() if line.startswith("JobId=")]
+
+
+def _detail(line: str) -> JobDetail:
     # Key=Value pairs separated by spaces; the few values with spaces (Command=, Comment=) are
     # not needed, and the keys read here never contain them.
     fields: dict[str, str] = {}
@@ -159,8 +167,24 @@ def parse_scontrol_job(text: str) -> JobDetail | None:
         reason=fields.get("Reason", "None"),
         exit_code=exit_code,
         signal=signal,
-        nodes=_time_or_blank(fields.get("NodeList", "")).replace("(null)", ""),
-        submit_time=_time_or_blank(fields.get("SubmitTime", "")),
-        start_time=_time_or_blank(fields.get("StartTime", "")),
-        end_time=_time_or_blank(fields.get("EndTime", "")),
+        nodes=time_or_blank(fields.get("NodeList", "")).replace("(null)", ""),
+        submit_time=time_or_blank(fields.get("SubmitTime", "")),
+        start_time=time_or_blank(fields.get("StartTime", "")),
+        end_time=time_or_blank(fields.get("EndTime", "")),
+        array_task=fields.get("ArrayTaskId", "").replace("(null)", ""),
     )
+
+
+# Which state an array shows when its tasks differ: any task still at work wins, then the
+# worst way a task ended; COMPLETED only when every task did.
+_ARRAY_PRECEDENCE = ("RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "REQUEUED", "PENDING")
+
+
+def array_summary(tasks: dict[str, str]) -> str:
+    """One state for a whole array from its tasks' states ({"0": "COMPLETED", "1": ...})."""
+    states = set(tasks.values())
+    for state in _ARRAY_PRECEDENCE:
+        if state in states:
+            return state
+    ended_badly = sorted(s for s in states if s != "COMPLETED")
+    return ended_badly[0] if ended_badly else ("COMPLETED" if states else "UNKNOWN")

@@ -6,8 +6,10 @@ import asyncio
 import contextlib
 import logging
 import os
+import posixpath
 import signal
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.capacity import JOBS_FORMAT, NODES_FORMAT, GpuJob, NodeGpus, parse_jobs, parse_nodes
@@ -16,7 +18,7 @@ from core.jobs import (
     JobDetail,
     JobInfo,
     parse_sbatch_parsable,
-    parse_scontrol_job,
+    parse_scontrol_jobs,
     parse_squeue,
 )
 from core.partitions import SINFO_FORMAT, Partition, parse_sinfo
@@ -75,6 +77,31 @@ class CommandResult:
     stderr: str
 
 
+# Called after each command with (command name, seconds, outcome: "ok", "error" or "timeout"):
+# the hub and the portal count Slurm calls for their metrics (spawner/metrics, portal/metrics).
+CommandObserver = Callable[[str, float, str], None]
+_observers: list[CommandObserver] = []
+SLURM_COMMANDS = frozenset({"sbatch", "squeue", "scancel", "sinfo", "scontrol", "srun", "sacct"})
+
+
+def observe_commands(observer: CommandObserver) -> None:
+    _observers.append(observer)
+
+
+def command_name(argv: Sequence[str]) -> str:
+    """The Slurm command in argv (after a sudo prefix), else the program's own name."""
+    names = [posixpath.basename(part) for part in argv]
+    return next((name for name in names if name in SLURM_COMMANDS), names[0] if names else "")
+
+
+def _observed(argv: Sequence[str], started: float, outcome: str) -> None:
+    if not _observers:
+        return
+    name, seconds = command_name(argv), time.monotonic() - started
+    for observer in _observers:
+        observer(name, seconds, outcome)
+
+
 async def run_command(
     argv: Sequence[str],
     *,
@@ -92,6 +119,7 @@ async def run_command(
     env: the command's whole environment (default: command_env()); this process's own
     environment never passes through.
     """
+    started = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
         *argv,
         stdin=asyncio.subprocess.PIPE if input_text is not None else asyncio.subprocess.DEVNULL,
@@ -106,11 +134,13 @@ async def run_command(
         out, err = await asyncio.wait_for(proc.communicate(data), timeout)
     except TimeoutError:
         await _kill_group(proc)
+        _observed(argv, started, "timeout")
         raise SlurmUnavailable(argv, -9, f"no answer within {timeout:g} s") from None
     except asyncio.CancelledError:
         await _kill_group(proc)
         raise
     returncode = proc.returncode if proc.returncode is not None else -1
+    _observed(argv, started, "ok" if returncode == 0 else "error")
     return CommandResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"))
 
 
@@ -162,6 +192,10 @@ class SlurmClient:
             if kept or "{keep}" not in part
         ]
         return [*prefix, *argv]
+
+    def user_command(self, user: str, *argv: str) -> list[str]:
+        """argv as the user (the run-as prefix), for a process the caller runs itself."""
+        return self._as_user(user, *argv)
 
     async def submit(
         self,
@@ -240,13 +274,18 @@ class SlurmClient:
 
     async def job_detail(self, job_id: str) -> JobDetail | None:
         """What scontrol knows of one job (until Slurm forgets it, MinJobAge after it ends)."""
+        details = await self.job_details(job_id)
+        return details[0] if details else None
+
+    async def job_details(self, job_id: str) -> list[JobDetail]:
+        """Every record scontrol has for a job id: the job, or each task of an array."""
         argv = [self._bin + "scontrol", "show", "job", "--oneliner", job_id]
         result = await run_command(argv, timeout=self._timeout)
         if result.returncode != 0:
             if any(marker in result.stderr for marker in _GONE_MARKERS):
-                return None
+                return []
             _raise_for(argv, result)
-        return parse_scontrol_job(result.stdout)
+        return parse_scontrol_jobs(result.stdout)
 
     async def gpu_nodes(self) -> list[NodeGpus]:
         """Every node's GPUs, used and total (one sinfo)."""

@@ -102,6 +102,19 @@ def phase_of(name: str) -> Phase:
     return job_state(name).phase
 
 
+# The phases a job list is filtered by, as users name them.
+_FILTER_PHASES = {
+    "waiting": (Phase.QUEUED, Phase.REQUEUED),
+    "running": (Phase.RUNNING, Phase.SUSPENDED, Phase.ENDING),
+    "ended": (Phase.ENDED,),
+}
+
+
+def states_in(group: str) -> list[str]:
+    """The states of one filter group ("waiting", "running", "ended")."""
+    return [name for name, state in STATES.items() if state.phase in _FILTER_PHASES[group]]
+
+
 def states_for_pages() -> dict[str, dict[str, object]]:
     """The table as the pages' JavaScript reads it (rendered into them as JSON)."""
     return {

@@ -12,11 +12,14 @@ import secrets
 import sys
 from pathlib import Path
 
-import spawner.port_handler  # noqa: F401  the port-only callback replaces batchspawner's
+import spawner.audit
+import spawner.metrics
+import spawner.port_handler
 from core.resources import TEMPLATES_DIR
 from spawner.capacity import CAPACITY_PATH, CapacityHandler
 from spawner.errors import RefusalsWithoutTraceback
 from spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
+from spawner.shared_boards import BOARDS_PATH, BoardsHandler, count_boards
 from spawner.unused_traits import refuse_unused
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
@@ -50,9 +53,16 @@ c.JupyterHub.tornado_settings = {
     "slow_spawn_timeout": 1,
 }
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
+# The audit streams (JSON lines, rotated), the hub's and the portal's: /services/portal/admin/audit.
+audit_dir = state / "audit"
+spawner.audit.configure(audit_dir)
+# The portal's own figures join the hub's at /hub/metrics (Slurm calls, queue wait, capacity,
+# sessions, login failures); the portal has its own at /services/portal/metrics.
+spawner.metrics.install()
 # Stopping or restarting the hub must never cancel users' jobs.
 c.JupyterHub.cleanup_servers = False
-c.JupyterHub.template_paths = [str(TEMPLATES_DIR / "hub")]
+# The hub's pages, then what they share with the portal's (the navigation).
+c.JupyterHub.template_paths = [str(TEMPLATES_DIR / "hub"), str(TEMPLATES_DIR / "shared")]
 
 # -- login with the cluster's LDAP ----------------------------------------------------
 c.JupyterHub.authenticator_class = "cluster-ldap"
@@ -64,7 +74,7 @@ c.ClusterLDAPAuthenticator.tls_ca_file = os.environ.get(
 )
 c.ClusterLDAPAuthenticator.user_search_base = "ou=people,dc=example,dc=org"
 c.ClusterLDAPAuthenticator.group_search_base = "ou=groups,dc=example,dc=org"
-c.ClusterLDAPAuthenticator.allowed_ldap_groups = {"ds", "hpc-admins"}
+c.ClusterLDAPAuthenticator.allowed_ldap_groups = {"ds", "hpc-admins", "vision"}
 c.ClusterLDAPAuthenticator.admin_ldap_groups = {"hpc-admins"}
 # The hub's groups follow LDAP at each login, and are read again every auth_refresh_age
 # seconds: profile visibility and the portal's admin check read them.
@@ -78,10 +88,14 @@ c.JupyterHub.extra_handlers = [
     (rf"/{CAPACITY_PATH}", CapacityHandler),
     (rf"/{SESSIONS_PATH}", SessionsHandler),
     (rf"/{EXTEND_PATH}", ExtendHandler),
+    (rf"/{BOARDS_PATH}", BoardsHandler),
 ]
 # Several sessions per user: the default one plus this many named ones at a time.
 c.JupyterHub.allow_named_servers = True
-c.JupyterHub.named_server_limit_per_user = int(os.environ.get("PORTAL_NAMED_SESSIONS", "2"))
+named_sessions = int(os.environ.get("PORTAL_NAMED_SESSIONS", "2"))
+# Shared TensorBoards (tb-*, spawner.shared_board) are named servers that hold no GPU: they do
+# not count against the limit.
+c.JupyterHub.named_server_limit_per_user = lambda handler: named_sessions + count_boards(handler)
 c.JupyterHub.spawner_class = "gpu-profiles"
 # A refused spawn (bad options, a limit) is logged as one line, not as a traceback.
 logging.getLogger("JupyterHub").addFilter(RefusalsWithoutTraceback())
@@ -115,6 +129,8 @@ if not portal_token_file.exists():
     portal_token_file.write_text(secrets.token_hex(32))
 portal_token = portal_token_file.read_text().strip()
 portal_url = f"http://127.0.0.1:{port + 82}"
+# Members of these LDAP groups edit profiles (hub admins may too).
+portal_admin_groups = ["hpc-admins"]
 portal_db = os.environ.get("PORTAL_DATABASE_URL", f"sqlite:///{state / 'portal.db'}")
 # The portal's first start stores these software environments (deploy/local/environments.sh
 # makes the demo's); admins change them on the admin page afterwards.
@@ -149,6 +165,12 @@ seed_environments = [
     },
 ]
 c.GpuProfilesSpawner.portal_url = portal_url + "/services/portal"
+# The navigation on the hub's pages links to the portal's (templates/shared/nav_items.html).
+c.JupyterHub.template_vars = {
+    "portal_prefix": "/services/portal",  # under the hub's base_url, "/" here
+    "profile_admin_groups": portal_admin_groups,
+    "named_sessions": named_sessions,
+}
 c.GpuProfilesSpawner.portal_token = portal_token
 # The portal's last answer, on disk: spawns and resumes right after a restart need not wait.
 c.GpuProfilesSpawner.profiles_cache = str(state / "profiles-cache.json")
@@ -176,9 +198,12 @@ c.JupyterHub.services = [
         "environment": {
             "PORTAL_DATABASE_URL": portal_db,
             "PORTAL_HUB_ID": hub_id,
-            "PORTAL_ADMIN_GROUPS": '["hpc-admins"]',
+            "PORTAL_ADMIN_GROUPS": json.dumps(portal_admin_groups),
             "PORTAL_DEFAULT_PARTITION": os.environ.get("PORTAL_PARTITION", "gpu"),
             "PORTAL_SEED_ENVIRONMENTS": json.dumps(seed_environments),
+            "PORTAL_AUDIT_DIR": str(audit_dir),
+            # Sessions join the job history within one poll interval of the hub's.
+            "PORTAL_SESSION_SCAN_SECONDS": os.environ.get("PORTAL_POLL_INTERVAL", "30"),
         },
         "display": True,
     },

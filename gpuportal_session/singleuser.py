@@ -97,6 +97,12 @@ def prepare_tensorboard() -> None:
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/")
     os.environ["TENSORBOARD_BINARY"] = str(shim)
     os.environ["TENSORBOARD_PROXY_URL"] = f"{prefix.rstrip('/')}/tensorboard/tb/%PORT%/"
+    # Kernels run this first: `%tensorboard` then says which folder it shows, not a "port".
+    startup = str(Path(__file__).parent / "ipython_startup.py")
+    own = os.environ.get("PYTHONSTARTUP", "")
+    if own and own != startup:
+        os.environ["GPUPORTAL_USER_PYTHONSTARTUP"] = own
+    os.environ["PYTHONSTARTUP"] = startup
 
 
 def main() -> None:

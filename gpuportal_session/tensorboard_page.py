@@ -9,9 +9,10 @@ its owner.
 
 from __future__ import annotations
 
+import fnmatch
 import hmac
-import html
 import http.client
+import importlib.util
 import os
 import secrets
 import signal
@@ -24,7 +25,27 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+import jinja2
+
 from gpuportal_session.tensorboard_private import instances, runtime_dir
+
+
+def _templates_dir() -> Path:
+    """The shipped templates (package gpuportal_templates), or the checkout's. Found here, not
+    through core.resources: the session side imports nothing of the hub's or the portal's."""
+    spec = importlib.util.find_spec("gpuportal_templates")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        if Path(location).is_dir():
+            return Path(location)
+    return Path(__file__).resolve().parents[1] / "templates"
+
+
+TEMPLATES_DIR = _templates_dir()
+# The page's templates, and the navigation it shares with the hub's and the portal's pages.
+PAGES = jinja2.Environment(
+    loader=jinja2.FileSystemLoader([TEMPLATES_DIR / "session", TEMPLATES_DIR / "shared"]),
+    autoescape=True,
+)
 
 START_TIMEOUT_S = 60
 # jupyter-server-proxy leaves CSRF checks to the proxied app, and the hub's cookie rides along
@@ -76,20 +97,49 @@ class UnixHTTPConnection(http.client.HTTPConnection):
         self.sock.connect(self._path)
 
 
-def candidate_folders(home: Path, limit: int = 20) -> list[str]:
-    """Folders under home that hold TensorBoard event files (a short, shallow search)."""
-    found: list[str] = []
+EVENTS = "events.out.tfevents*"
+
+
+def candidate_folders(home: Path, limit: int = 20) -> list[dict[str, Any]]:
+    """Folders under home worth opening TensorBoard on, newest first: the folder above the runs
+    (runs/ for runs/exp1/events.out...), so that TensorBoard compares them; a run directly in
+    home stands alone. Each: path, label (relative to home), runs, and when last written."""
+    runs: list[Path] = []  # folders that hold event files themselves
     for root, dirs, files in os.walk(home):
-        depth = Path(root).relative_to(home).parts
         dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "shared")
-        if len(depth) >= 4:
+        if len(Path(root).relative_to(home).parts) >= 5:
+            dirs[:] = []  # a short, shallow search: this runs on every page view
+        if any(fnmatch.fnmatch(name, EVENTS) for name in files):
+            runs.append(Path(root))
             dirs[:] = []
-        if any(name.startswith("events.out.tfevents") for name in files):
-            found.append(root)
-            dirs[:] = []  # TensorBoard reads the runs below a folder by itself
-        if len(found) >= limit:
+        if len(runs) >= 200:
             break
-    return found
+    groups: dict[Path, list[Path]] = {}
+    for run in runs:
+        groups.setdefault(run.parent if run.parent != home else run, []).append(run)
+    folders = [_folder(home, logdir, members) for logdir, members in groups.items()]
+    return sorted(folders, key=lambda f: -float(f["mtime"]))[:limit]
+
+
+def _folder(home: Path, logdir: Path, runs: list[Path]) -> dict[str, Any]:
+    mtime = max(p.stat().st_mtime for run in runs for p in run.glob(EVENTS))
+    return {
+        "path": str(logdir),
+        "label": str(logdir.relative_to(home)),
+        "runs": len(runs),
+        "mtime": mtime,
+        "updated": _ago(time.time() - mtime),
+    }
+
+
+def _ago(seconds: float) -> str:
+    if seconds < 90:
+        return "just now"
+    if seconds < 5400:
+        return f"{round(seconds / 60)} min ago"
+    if seconds < 36 * 3600:
+        return f"{round(seconds / 3600)} h ago"
+    return f"{round(seconds / 86400)} days ago"
 
 
 def open_board(logdir: str) -> tuple[int | None, str]:
@@ -128,39 +178,39 @@ def close_all() -> None:
         os.kill(int(board["pid"]), signal.SIGTERM)
 
 
+def _links() -> dict[str, str]:
+    """Where the navigation goes: the hub, the portal and this session's JupyterLab."""
+    base = os.environ.get("JUPYTERHUB_BASE_URL", "/").rstrip("/") + "/"
+    prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/").rstrip("/") + "/"
+    return {
+        "hub": base + "hub/",
+        "portal": base + "services/portal",
+        "lab": prefix + "lab",
+        "user": os.environ.get("JUPYTERHUB_USER", ""),
+    }
+
+
 def page(message: str = "", logdir: str = "") -> str:
     home = Path.home()
-    open_rows = "".join(
-        f'<tr><td><a href="tb/{b["number"]}/" target="_blank">TensorBoard {b["number"]}</a></td>'
-        f"<td><code>{html.escape(b['logdir'])}</code></td>"
-        f'<td><form method="post" action="close"><input type="hidden" name="number" '
-        f'value="{b["number"]}"><input type="hidden" name="token" value="{FORM_TOKEN}">'
-        f"<button>Close</button></form></td></tr>"
-        for b in instances(runtime_dir())
+    return PAGES.get_template("tensorboard.html").render(
+        **_links(),
+        token=FORM_TOKEN,
+        folders=candidate_folders(home),
+        boards=instances(runtime_dir()),
+        home=str(home),
+        message=message,
+        logdir=logdir,
     )
-    suggestions = "".join(
-        f'<option value="{html.escape(folder)}">' for folder in candidate_folders(home)
+
+
+def view_page(number: str) -> str | None:
+    """One TensorBoard inside the product's page, with the way back; None if it is closed."""
+    board = next((b for b in instances(runtime_dir()) if str(b["number"]) == number), None)
+    if board is None:
+        return None
+    return PAGES.get_template("tensorboard_view.html").render(
+        **_links(), token=FORM_TOKEN, board={**board, "label": Path(board["logdir"]).name}
     )
-    error = f'<p class="error" id="error">{html.escape(message)}</p>' if message else ""
-    return f"""<!doctype html><html><head><meta charset="utf-8"><title>TensorBoard</title>
-<style>body {{ font-family: system-ui, sans-serif; margin: 2rem; max-width: 60rem; }}
-input[type=text] {{ width: 32rem; padding: .3rem; }} .error {{ color: #b00020; }}
-td {{ padding: .3rem .8rem .3rem 0; }} .muted {{ color: #667; }}</style></head><body>
-<h1>TensorBoard</h1>
-<p class="muted">Private to you: each TensorBoard listens on a socket only you can open, and this
-page reaches it through the hub.</p>
-<form method="post" action="open">
-  <input type="hidden" name="token" value="{FORM_TOKEN}">
-  <label for="logdir">Folder with your logs</label><br>
-  <input type="text" id="logdir" name="logdir" list="folders" value="{html.escape(logdir)}"
-         placeholder="{html.escape(str(home))}/runs">
-  <datalist id="folders">{suggestions}</datalist>
-  <button type="submit" id="open">Open TensorBoard</button>
-</form>
-{error}
-<h2>Open</h2>
-<table id="boards">{open_rows or '<tr><td class="muted">None yet.</td></tr>'}</table>
-</body></html>"""
 
 
 def proxy(environ: dict[str, Any], start_response: Any, number: str, rest: str) -> Iterable[bytes]:
@@ -220,10 +270,17 @@ def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
         logdir = form.get("logdir", [""])[0]
         number, problem = open_board(logdir) if logdir.strip() else (None, "Name a folder.")
         if number is not None:
-            start_response("303 See Other", [("Location", f"tb/{number}/")])
+            start_response("303 See Other", [("Location", f"view/{number}")])
             return [b""]
         start_response("400 Bad Request", PAGE_HEADERS)
         return [page(problem, logdir).encode()]
+    if path.startswith("view/"):
+        shown = view_page(path[5:])
+        if shown is None:
+            start_response("303 See Other", [("Location", "../")])
+            return [b""]
+        start_response("200 OK", PAGE_HEADERS)
+        return [shown.encode()]
     start_response("200 OK", PAGE_HEADERS)
     return [page().encode()]
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,7 +13,7 @@ from fastapi.templating import Jinja2Templates
 
 from core.resources import TEMPLATES_DIR
 from core.slurm import SlurmClient, SlurmUnavailable
-from portal import crud, db
+from portal import audit_stream, crud, db
 from portal.cluster import ClusterUnavailable, PartitionCatalog
 from portal.crud import SlugTaken, VersionConflict
 from portal.deps import LoginRequired, PageForbidden
@@ -24,14 +25,17 @@ from portal.models import Profile
 from portal.profile_service import RuleViolation
 from portal.routers import (
     admin_pages,
+    audit_api,
     environment_pages,
     environments_api,
     job_pages,
     jobs_api,
+    metrics_api,
     oauth,
     profiles_api,
 )
 from portal.schemas import EnvironmentCreate
+from portal.session_history import scan_forever
 from portal.settings import PortalSettings
 
 log = logging.getLogger(__name__)
@@ -52,7 +56,19 @@ def create_app(
             crud.seed_defaults(session, partition=settings.default_partition)
             seeds = [EnvironmentCreate.model_validate(e) for e in settings.seed_environments]
             crud.seed_environments(session, entries=[e.model_dump() for e in seeds])
+        scan = None
+        if settings.session_scan_seconds > 0:
+            scan = asyncio.create_task(
+                scan_forever(
+                    app.state.database,
+                    app.state.slurm,
+                    hub_id=settings.hub_id,
+                    every=settings.session_scan_seconds,
+                )
+            )
         yield
+        if scan is not None:
+            scan.cancel()
         app.state.database.engine.dispose()
 
     prefix = settings.prefix
@@ -67,6 +83,7 @@ def create_app(
         lifespan=lifespan,
     )
     app.state.settings = settings
+    audit_stream.configure(settings.audit_dir)
     app.state.database = db.Database(settings.database_url)
     app.state.identity = identity or HubIdentity(settings)
     app.state.slurm = SlurmClient(bin_dir=settings.slurm_bin_dir, timeout=settings.slurm_timeout)
@@ -74,7 +91,11 @@ def create_app(
         app.state.slurm.partitions, max_age=settings.cluster_cache_seconds
     )
     app.state.watcher = JobWatcher(app.state.slurm, settings=settings)
-    app.state.templates = Jinja2Templates(directory=str(TEMPLATES_DIR / "portal"))
+    # The portal's pages, then what they share with the hub's (the navigation).
+    app.state.templates = Jinja2Templates(
+        directory=[str(TEMPLATES_DIR / "portal"), str(TEMPLATES_DIR / "shared")]
+    )
+    app.state.templates.env.globals.update(prefix=prefix, hub_prefix=settings.hub_prefix)
     for router in (
         profiles_api.router,
         environments_api.router,
@@ -82,6 +103,8 @@ def create_app(
         admin_pages.router,
         environment_pages.router,
         job_pages.router,
+        audit_api.router,
+        metrics_api.router,
         oauth.router,
     ):
         app.include_router(router, prefix=prefix)
@@ -178,11 +201,11 @@ def _add_error_handlers(app: FastAPI) -> None:
         return response
 
     @app.exception_handler(PageForbidden)
-    async def _forbidden(request: Request, _error: PageForbidden) -> Response:
+    async def _forbidden(request: Request, error: PageForbidden) -> Response:
         templates: Jinja2Templates = request.app.state.templates
         return templates.TemplateResponse(
             request,
             "forbidden.html",
-            {"prefix": app.state.settings.prefix},
+            {"caller": error.caller},
             status_code=status.HTTP_403_FORBIDDEN,
         )

@@ -18,6 +18,7 @@ from core.profiles import (
     default_profile_config,
 )
 from core.runtime import format_runtime, parse_runtime
+from portal.audit_stream import audit_on_commit
 from portal.models import AuditRecord, Environment, Profile, utcnow
 from portal.schemas import EnvironmentPublic, ProfilePublic
 
@@ -120,6 +121,9 @@ def _audit(
 ) -> None:
     session.add(
         AuditRecord(actor=actor, action=action, kind=kind, subject=subject, changes=changes)
+    )
+    audit_on_commit(
+        session, f"{kind}_edit", user=actor, change=action, subject=subject, changes=changes
     )
 
 

@@ -28,6 +28,10 @@ class LoginRequired(Exception):
 class PageForbidden(Exception):
     """A page this user may not see."""
 
+    def __init__(self, caller: Caller) -> None:
+        super().__init__(caller.name)
+        self.caller = caller  # the page still shows them the navigation
+
 
 def get_session(request: Request) -> Iterator[Session]:
     yield from request.app.state.database.session()
@@ -154,7 +158,7 @@ def page_caller(request: Request, caller: MaybeCaller) -> Caller:
 
 def page_admin(caller: Annotated[Caller, Depends(page_caller)]) -> Caller:
     if not caller.is_admin:
-        raise PageForbidden()
+        raise PageForbidden(caller)
     return caller
 
 

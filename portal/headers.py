@@ -1,17 +1,21 @@
 """Headers every portal response carries: not framed by other sites, no type sniffing, and a
 content policy that allows only the portal's own origin (nothing from a CDN, no plug-ins).
-The API docs page follows it: Swagger UI's files are served from the swagger-ui-bundle package.
+The API docs page follows it: Swagger UI's files are served from the fastapi-offline package
+(Swagger UI 5: the 4.x of swagger-ui-bundle cannot read the OpenAPI 3.1 that FastAPI writes).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
-import swagger_ui_bundle
+import fastapi_offline
 from fastapi import FastAPI, Request, Response
-from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
+
+from portal import pages
+from portal.deps import PageCaller
 
 # Inline scripts and styles stay allowed: the pages carry small ones of their own.
 CONTENT_POLICY = "; ".join(
@@ -48,14 +52,12 @@ def add_security_headers(app: FastAPI) -> None:
 def add_api_docs(app: FastAPI, prefix: str) -> None:
     """The interactive API docs at PREFIX/docs, with Swagger UI from this server, not a CDN."""
     assets = f"{prefix}/static/swagger-ui"
-    app.mount(assets, StaticFiles(directory=swagger_ui_bundle.swagger_ui_path), name="swagger-ui")
+    files = Path(fastapi_offline.__file__).parent / "static"
+    app.mount(assets, StaticFiles(directory=files), name="swagger-ui")
 
     @app.get(f"{prefix}/docs", include_in_schema=False)
-    async def _docs() -> HTMLResponse:
-        return get_swagger_ui_html(
-            openapi_url=f"{prefix}/openapi.json",
-            title=f"{app.title} API",
-            swagger_js_url=f"{assets}/swagger-ui-bundle.js",
-            swagger_css_url=f"{assets}/swagger-ui.css",
-            swagger_favicon_url=f"{assets}/favicon-32x32.png",
-        )
+    async def _docs(request: Request, caller: PageCaller) -> HTMLResponse:
+        # A page of the product, behind the hub's login like the others (and with their
+        # navigation); the OpenAPI document itself stays open to scripts.
+        context = {"caller": caller, "assets": assets, "openapi_url": f"{prefix}/openapi.json"}
+        return pages.render(request, "docs.html", context)

@@ -40,7 +40,8 @@ class Caller:
     name: str
     kind: Literal["user", "hub"]
     groups: frozenset[str] = field(default_factory=frozenset)
-    is_admin: bool = False
+    is_admin: bool = False  # may edit profiles: a hub admin or in an admin group
+    is_hub_admin: bool = False  # may manage the hub's users
     # How the request proved who it is: only a cookie can be sent by another site's page.
     via: Literal["header", "cookie"] = "header"
 
@@ -97,6 +98,7 @@ class HubIdentity:
             kind="user",
             groups=groups,
             is_admin=bool(model.get("admin")) or not groups.isdisjoint(self._admin_groups),
+            is_hub_admin=bool(model.get("admin")),
         )
 
     def login_url(self, next_url: str) -> tuple[str, str]:

@@ -31,7 +31,8 @@ class JobContainer(BaseModel):
 
 
 class JobCreate(BaseModel):
-    """A multi-node training job. Cores and memory follow the per-GPU rule of the partition."""
+    """A multi-node job: a command (`hostname`, `python -m pkg.train`) run as given, or a script
+    in your home or a project area. Cores and memory follow the per-GPU rule of the partition."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -41,9 +42,30 @@ class JobCreate(BaseModel):
     gpus_per_node: Annotated[int, Field(ge=1, le=64)]
     runtime: Runtime = "01:00:00"
     partition: str = Field("", max_length=64, description="Empty: the portal's default.")
-    script: str = Field(max_length=500, examples=["/home/alice/project/train.py"])
+    script: str = Field(
+        "",
+        max_length=500,
+        examples=["/home/alice/project/train.py"],
+        description="A script in your home or a project area; or empty, and give a command.",
+    )
+    command: str = Field(
+        "",
+        max_length=2000,
+        examples=["hostname"],
+        description="A program and its arguments, run as given without a shell (like `srun "
+        "hostname`); or leave it empty and give a script.",
+    )
     args: list[str] = Field(default_factory=list, max_length=100)
-    workdir: str = Field("", max_length=500, description="Empty: the script's directory.")
+    workdir: str = Field(
+        "", max_length=500, description="Empty: the script's directory, or your home for a command."
+    )
+    array: str = Field(
+        "",
+        max_length=100,
+        examples=["0-3"],
+        description="Run it as a job array (sbatch --array): one job per index, e.g. 0-3, 1,5,9, "
+        "0-15:2 or 0-99%10 (at most 10 at once). Each task sees SLURM_ARRAY_TASK_ID.",
+    )
     environment: JobEnvironment | None = None
     container: JobContainer | None = None
 
@@ -61,6 +83,8 @@ class JobPublic(BaseModel):
     submitted_at: UtcDateTime
     started_at: str
     ended_at: str
+    expected_start: str = Field(description="While it waits: when Slurm expects to start it.")
+    tasks: dict[str, str] = Field(description="An array job's tasks and their states.")
     request: dict[str, object]
     script: str
 

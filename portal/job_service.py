@@ -18,14 +18,16 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core.batch import BatchJob, BatchJobError, Container, render_batch_script
+from core.batch import BatchJob, BatchJobError, Container, render_batch_script, split_command
 from core.environments import EnvironmentSpecError, SoftwareEnvironment
 from core.runtime import format_runtime, parse_runtime
 from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from core.states import job_state
 from core.tags import batch_tag
+from portal.audit_stream import audit
 from portal.cluster import PartitionCatalog
 from portal.job_schemas import JobCreate
+from portal.metrics import JOB_SUBMISSIONS
 from portal.models import JobRecord, utcnow
 from portal.profile_rules import Problem
 from portal.profile_service import RuleViolation
@@ -77,7 +79,10 @@ def build_job(data: JobCreate, *, user: str, home: str, settings: PortalSettings
             raise BatchJobError("environment", error.message) from None
     container = Container(data.container.kind, data.container.image) if data.container else None
     script = data.script
-    workdir = data.workdir or script.rsplit("/", 1)[0] or "/"
+    command = split_command(data.command) if data.command.strip() else ()
+    if not command and not script:
+        raise BatchJobError("command", "give a command to run, or a script")
+    workdir = data.workdir or (home if command else script.rsplit("/", 1)[0] or "/")
     return BatchJob(
         user=user,
         name=data.name,
@@ -91,10 +96,14 @@ def build_job(data: JobCreate, *, user: str, home: str, settings: PortalSettings
         script=script,
         args=tuple(data.args),
         workdir=workdir,
-        output=settings.job_output_dir.format(home=home) + "/%x-%j.out",
+        # An array's tasks each write their own file: name-ARRAYID_TASK.out.
+        output=settings.job_output_dir.format(home=home)
+        + ("/%x-%A_%a.out" if data.array.strip() else "/%x-%j.out"),
         environment=environment,
         container=container,
         allowed_roots=(home, *settings.project_roots),
+        command=command,
+        array=data.array.strip(),
     )
 
 
@@ -218,18 +227,34 @@ async def submit(
             # and a retry with the same key gets this record rather than a second job.
             record.reason = f"sbatch gave no answer ({error.message})"
             session.commit()
+            JOB_SUBMISSIONS.labels(job.launcher, "uncertain").inc()
             raise SubmissionUncertain(record.id) from None
         if not found:
             _drop(session, record)
+            JOB_SUBMISSIONS.labels(job.launcher, "slurm_unavailable").inc()
             raise
         job_id = found[0].job_id
     except (SlurmError, OSError) as error:
         _drop(session, record)
+        JOB_SUBMISSIONS.labels(job.launcher, "refused").inc()
         message = error.message if isinstance(error, SlurmError) else str(error)
         raise JobRejected(message) from None
     mark_submitted(record, job_id)
     session.commit()
+    JOB_SUBMISSIONS.labels(job.launcher, "submitted").inc()
     log.info("Submitted job %s (%s, %s) for %s", job_id, job.name, job.launcher, user)
+    audit(
+        "job_submit",
+        user=user,
+        record=record.id,
+        job=job_id,
+        name=job.name,
+        launcher=job.launcher,
+        nodes=job.nodes,
+        gpus_per_node=job.gpus_per_node,
+        partition=job.partition,
+        array=job.array,
+    )
     return Submitted(record, created=True)
 
 
@@ -261,7 +286,7 @@ def _drop(session: Session, record: JobRecord) -> None:
 
 def mark_submitted(record: JobRecord, job_id: str) -> None:
     record.slurm_job_id = job_id
-    record.output = record.output.replace("%j", job_id)
+    record.output = record.output.replace("%j", job_id).replace("%A", job_id)
     record.state = "PENDING"
     record.reason = ""
     record.updated_at = utcnow()
@@ -282,16 +307,28 @@ async def _make_output_dir(slurm: SlurmClient, user: str, path: str) -> None:
     _made_dirs.add((user, path))
 
 
+def output_files(record: JobRecord) -> list[str]:
+    """The job's output file; an array's, one per task Slurm has started (or more)."""
+    if "%a" not in record.output:
+        return [record.output]
+    started = [t for t in record.tasks if t.isdigit() and record.tasks[t] != "PENDING"]
+    return [record.output.replace("%a", task) for task in sorted(started, key=int)[:20]]
+
+
 async def output_tail(slurm: SlurmClient, record: JobRecord, lines: int = 30) -> list[str]:
-    """The last lines of the job's output, read as its user."""
-    if not record.slurm_job_id:
+    """The last lines of the job's output, read as its user (an array's: of each task's file,
+    under tail's own "==> file <==" headings)."""
+    files = output_files(record)
+    if not record.slurm_job_id or not files:
         return []
     try:
-        result = await slurm.run_as_user(record.user, ["tail", "-n", str(lines), record.output])
+        argv = ["tail", "-n", str(lines), *files]
+        result = await slurm.run_as_user(record.user, argv)
     except SlurmError as error:  # a timeout reading a slow home directory
         log.warning("Could not read the output of job %s: %s", record.slurm_job_id, error)
         return []
-    return result.stdout.splitlines() if result.returncode == 0 else []
+    # Non-zero also when one task's file is not there yet: what tail did read still counts.
+    return result.stdout.splitlines()
 
 
 def public_fields(record: JobRecord) -> dict[str, Any]:
@@ -308,6 +345,8 @@ def public_fields(record: JobRecord) -> dict[str, Any]:
         "submitted_at": record.submitted_at,
         "started_at": record.started_at,
         "ended_at": record.ended_at,
+        "expected_start": record.expected_start,
+        "tasks": record.tasks,
         "request": record.request,
         "script": record.script,
     }

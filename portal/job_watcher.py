@@ -9,7 +9,7 @@ import time
 
 from sqlalchemy.orm import Session
 
-from core.jobs import JobDetail
+from core.jobs import JobDetail, array_summary, time_or_blank
 from core.slurm import SlurmClient, SlurmError
 from core.states import Phase, phase_of
 from portal.job_service import aware_utc, mark_submitted, record_tag, settled
@@ -30,7 +30,37 @@ def apply_detail(record: JobRecord, detail: JobDetail | None) -> None:
     record.nodes = detail.nodes or record.nodes
     record.exit_code = detail.exit_code
     record.started_at = detail.start_time if detail.phase is not Phase.QUEUED else ""
+    record.expected_start = detail.start_time if detail.phase is Phase.QUEUED else ""
     record.ended_at = detail.end_time if detail.phase is Phase.ENDED else ""
+    record.updated_at = utcnow()
+
+
+def is_array(record: JobRecord) -> bool:
+    return bool(record.request.get("array"))
+
+
+def apply_array(record: JobRecord, details: list[JobDetail]) -> None:
+    """Copy what Slurm says of an array's tasks onto its record: each task's state, and one
+    state for the whole (core.jobs.array_summary)."""
+    if not details:
+        apply_detail(record, None)
+        return
+    # A range that waited ("2-3") is replaced by its tasks once they start; tasks Slurm has
+    # forgotten keep their last state.
+    tasks = {k: v for k, v in record.tasks.items() if k.isdigit()}
+    tasks.update({d.array_task or "0": d.state for d in details})
+    record.tasks = tasks
+    record.state = array_summary(tasks)
+    waiting = [d for d in details if d.phase is Phase.QUEUED]
+    working = [d for d in details if d.phase is not Phase.QUEUED]
+    record.reason = waiting[0].reason if waiting and record.state == "PENDING" else ""
+    record.expected_start = waiting[0].start_time if waiting else ""
+    record.nodes = ",".join(sorted({d.nodes for d in working if d.nodes})) or record.nodes
+    record.started_at = min((d.start_time for d in working if d.start_time), default="")
+    if phase_of(record.state) is Phase.ENDED:
+        codes = [d.exit_code for d in details if d.exit_code is not None]
+        record.exit_code = max(codes) if codes else record.exit_code
+        record.ended_at = max((d.end_time for d in details if d.end_time), default="")
     record.updated_at = utcnow()
 
 
@@ -67,10 +97,15 @@ class JobWatcher:
             if not live:
                 session.commit()
                 return
+            # An array's tasks each have their own line and id: scontrol reads them all.
+            for record in [r for r in live if is_array(r)]:
+                await self._update_array(record)
+            live = [r for r in live if not is_array(r)]
             try:
                 seen = await self._slurm.jobs(r.slurm_job_id for r in live)
             except SlurmError as error:
                 log.warning("Could not ask squeue about jobs: %s", error)
+                session.commit()
                 return
             for record in live:
                 info = seen.get(record.slurm_job_id)
@@ -78,6 +113,7 @@ class JobWatcher:
                     waiting = info.phase in (Phase.QUEUED, Phase.REQUEUED)
                     record.state = info.state
                     record.reason = info.reason if waiting else ""
+                    record.expected_start = time_or_blank(info.start) if waiting else ""
                     # Every node of a running multi-node job, not only its batch host.
                     record.nodes = "" if waiting else (info.nodes or info.host)
                 else:
@@ -114,8 +150,19 @@ class JobWatcher:
             return
         apply_detail(record, detail)
 
+    async def _update_array(self, record: JobRecord) -> None:
+        try:
+            details = await self._slurm.job_details(record.slurm_job_id)
+        except SlurmError as error:
+            log.warning("Could not ask scontrol about array %s: %s", record.slurm_job_id, error)
+            return
+        apply_array(record, details)
+
     async def refresh_one(self, session: Session, record: JobRecord) -> None:
         if not record.slurm_job_id or settled(record.state):
             return
-        await self._update_from_scontrol(record)
+        if is_array(record):
+            await self._update_array(record)
+        else:
+            await self._update_from_scontrol(record)
         session.commit()

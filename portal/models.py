@@ -14,7 +14,11 @@ def utcnow() -> datetime:
 
 
 class Base(DeclarativeBase):
-    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[str]: JSON}
+    type_annotation_map: ClassVar[dict[Any, Any]] = {
+        dict[str, Any]: JSON,
+        dict[str, str]: JSON,
+        list[str]: JSON,
+    }
 
 
 class Profile(Base):
@@ -110,3 +114,7 @@ class JobRecord(Base):
     started_at: Mapped[str] = mapped_column(String(30), default="")
     ended_at: Mapped[str] = mapped_column(String(30), default="")
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    # While it waits: when Slurm expects to start it (blank when Slurm cannot tell yet).
+    expected_start: Mapped[str] = mapped_column(String(30), default="")
+    # An array job's tasks and their states, {"0": "COMPLETED", "2-3": "PENDING"}; {} if none.
+    tasks: Mapped[dict[str, str]] = mapped_column(default=dict)

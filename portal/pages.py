@@ -15,6 +15,16 @@ from portal.cluster import ClusterUnavailable
 from portal.identity import COOKIE_NAME, HubIdentity
 from portal.profile_service import RuleViolation
 
+# Which navigation entry each page lights up (templates/shared/nav_items.html).
+NAV_ENTRY = {
+    "jobs.html": "jobs",
+    "admin.html": "profiles",
+    "profile_form.html": "profiles",
+    "environment_form.html": "profiles",
+    "docs.html": "api",
+    "audit.html": "profiles",
+}
+
 
 def render(
     request: Request, template: str, context: dict[str, Any], *, status_code: int = 200
@@ -22,7 +32,7 @@ def render(
     templates: Jinja2Templates = request.app.state.templates
     identity: HubIdentity = request.app.state.identity
     base = {
-        "prefix": request.app.state.settings.prefix,
+        "active": NAV_ENTRY.get(template, ""),
         "csrf": identity.csrf_token(request.cookies.get(COOKIE_NAME, "")),
         "sbatch_option_names": list(EXTRA_SBATCH_OPTIONS),
     }

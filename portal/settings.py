@@ -42,6 +42,16 @@ class PortalSettings(BaseSettings):
     )
     slurm_bin_dir: str = Field("", description="Directory of sinfo, e.g. /usr/bin; empty: PATH.")
     slurm_timeout: float = Field(10.0, description="Seconds before sinfo is given up.")
+    audit_dir: str = Field(
+        "",
+        description="Folder of the audit streams (audit-hub.jsonl, audit-portal.jsonl), e.g. "
+        "/var/lib/gpuportal/audit; empty: no audit stream.",
+    )
+    session_scan_seconds: float = Field(
+        0.0,
+        description="How often squeue is read for new sessions to record in the job history, "
+        "e.g. 30 (the hub sets its poll interval); 0: never.",
+    )
     cluster_cache_seconds: float = Field(
         60.0, description="How long partition limits from sinfo are reused."
     )

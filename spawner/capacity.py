@@ -17,6 +17,7 @@ from core.cluster_snapshot import ClusterSnapshot, Snapshot
 from core.profiles import ResourceProfile
 from core.slurm import SlurmClient
 from spawner.json_handler import JsonHandler
+from spawner.metrics import record_capacity
 
 CAPACITY_PATH = "gpuportal/capacity"
 
@@ -62,6 +63,11 @@ def capacity_view(profiles: Iterable[ResourceProfile], snapshot: Snapshot | None
         }
         if profile.partition not in partitions:
             counts = free_gpus(snapshot.nodes, profile.partition)
+            record_capacity(
+                profile.partition,
+                sum(free for free, _ in counts.values()),
+                sum(total for _, total in counts.values()),
+            )
             partitions[profile.partition] = [
                 {"type": kind, "free": free, "total": total}
                 for kind, (free, total) in sorted(counts.items())
@@ -79,4 +85,6 @@ class CapacityHandler(JsonHandler):
 
     @web.authenticated  # type: ignore[misc]
     async def get(self) -> None:
+        if not self.require_scope("read:servers"):
+            return
         self.send(await self.current_user.spawner.capacity())

@@ -1,4 +1,4 @@
-"""The base of the hub's small JSON endpoints (capacity, sessions, extend)."""
+"""The base of the hub's small JSON endpoints (capacity, sessions, extend, shared boards)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,23 @@ from jupyterhub.handlers.base import BaseHandler
 
 
 class JsonHandler(BaseHandler):  # type: ignore[misc]
+    # A hub token works here as in the REST API (the `gpuportal` CLI, scripts), besides the
+    # browser's cookie; a token must hold the scope each method asks for (require_scope).
+    _accept_token_auth = True
+
     def send(self, body: Any, status: int = 200) -> None:
         """Answer with body as JSON; never cached (it says what the cluster does now)."""
         self.set_status(status)
         self.set_header("Content-Type", "application/json; charset=utf-8")
         self.set_header("Cache-Control", "no-store")
         self.finish(json.dumps(body))
+
+    def require_scope(self, scope: str) -> bool:
+        """Whether the caller holds `scope` for their own user ("servers", "read:servers");
+        if not, a 403 that names it has been sent. A browser's login holds the user's own."""
+        name = self.current_user.name
+        have = self.expanded_scopes
+        if scope in have or f"{scope}!user={name}" in have:
+            return True
+        self.send({"error": f"this token lacks the {scope} scope for {name}"}, 403)
+        return False

@@ -9,11 +9,24 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
 from jupyterhub.auth import Authenticator
+from jupyterhub.handlers.login import LogoutHandler
 from tornado import web
 from traitlets import Bool, Float, Integer, Set, Unicode
 
 from core.directory import DirectorySettings, DirectoryUnavailable, authenticate, lookup_user
 from core.throttle import LoginThrottle
+from spawner.audit import audit
+from spawner.metrics import LOGIN_FAILURES
+
+
+class AuditedLogout(LogoutHandler):  # type: ignore[misc]
+    """JupyterHub's logout, and a line in the audit stream saying who logged out."""
+
+    async def handle_logout(self) -> None:
+        user = self.current_user
+        if user is not None:
+            audit("logout", user=user.name, address=self.request.remote_ip)
+        await super().handle_logout()
 
 
 class ClusterLDAPAuthenticator(Authenticator):
@@ -136,6 +149,8 @@ class ClusterLDAPAuthenticator(Authenticator):
         wait = self.throttle.wait(login, address, time.monotonic())
         if wait > 0:
             self.log.warning("Login of %s from %s throttled: %.0f s more", login, address, wait)
+            audit("login_failed", user=login, address=address, why="throttled")
+            LOGIN_FAILURES.labels("throttled").inc()
             raise web.HTTPError(
                 429,
                 f"Too many failed logins for {login or 'this name'} from your address. "
@@ -162,12 +177,21 @@ class ClusterLDAPAuthenticator(Authenticator):
         if found is None:
             failures = self.throttle.failed(login, address, time.monotonic())
             self.log.warning("Failed login of %s from %s (%d in a row)", login, address, failures)
+            audit("login_failed", user=login, address=address, why="wrong name or password")
+            LOGIN_FAILURES.labels("wrong name or password").inc()
             return None
         self.throttle.succeeded(login, address)
         if self.allowed_ldap_groups and not (found.groups & self.allowed_ldap_groups):
             self.log.warning("%s is in none of the allowed LDAP groups", login)
+            audit("login_failed", user=login, address=address, why="in no allowed group")
+            LOGIN_FAILURES.labels("in no allowed group").inc()
             return None
+        audit("login", user=found.login, address=address, groups=sorted(found.groups))
         return self._user_model(found.login, found.groups)
+
+    def get_handlers(self, app: Any) -> list[tuple[str, Any]]:
+        # The hub's own logout, which also writes the audit line (see AuditedLogout).
+        return [*super().get_handlers(app), ("/logout", AuditedLogout)]
 
     async def refresh_user(self, user: Any, handler: Any = None) -> bool | dict[str, Any]:
         """Groups and admin as LDAP has them now (the hub asks every auth_refresh_age).

@@ -31,6 +31,7 @@ from core.runtime import format_runtime, parse_runtime
 from spawner.capacity import CAPACITY_PATH, Snapshots, capacity_view
 from spawner.errors import spawn_error
 from spawner.profile_source import Offer, ProfileSource
+from spawner.shared_board import SharedBoardSpawner, check_folder, is_board
 from spawner.slurm_spawner import GpuSlurmSpawner
 
 # The resume service adds this key to the stored options when it starts a server again after
@@ -201,6 +202,18 @@ class GpuProfilesSpawner(ProfilesSpawner):
         # so that a bad request is a 400 and nothing is submitted. The hub has already stored
         # the raw options; they are replaced by checked ones (or the last good ones) here.
         options = dict(self.user_options or {})
+        if is_board(self.name):
+            # A shared TensorBoard (spawner.shared_board): a folder, no profile.
+            try:
+                folder = check_folder(str(options.get("tensorboard", "")))
+            except ValueError as error:
+                raise spawn_error(str(error), reason="invalid_options") from None
+            groups = options.get("groups", [])
+            if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+                raise spawn_error("groups must be a list of group names", reason="invalid_options")
+            self._good_options = {"tensorboard": folder, "groups": groups}
+            self._store_options(self._good_options)
+            return await maybe_future(super().run_pre_spawn_hook())
         resume = options.pop(RESUME_KEY, "")
         self._resume_request = resume if isinstance(resume, str) else ""
         self._last_note = ""
@@ -234,8 +247,19 @@ class GpuProfilesSpawner(ProfilesSpawner):
         # not needed here (see select_profile).
         self.child_profile = ""
         self.select_profile("")
+        if is_board(self.name):
+            self.child_class = SharedBoardSpawner
         WrapSpawner.construct_child(self)
         child = self.child_spawner
+        if isinstance(child, SharedBoardSpawner):
+            options = self._good_options or self.user_options or {}
+            child.logdir = str(options.get("tensorboard", ""))
+            child.groups = list(options.get("groups", []))
+            # wrapspawner builds the child without the server (its name is ""): the scopes that let
+            # someone in (JUPYTERHUB_OAUTH_ACCESS_SCOPES) must name this server, tb-NAME,
+            # which its shares grant, not the owner's default server.
+            child.board_name = self.name
+            child.oauth_access_scopes = self.oauth_access_scopes
         if isinstance(child, GpuSlurmSpawner):
             child.spawn_request = self._request
             child.resume_job_id = self._resume_request

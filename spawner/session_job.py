@@ -17,6 +17,7 @@ from core.poller import JobPoller
 from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from core.states import Phase
 from core.tags import session_tag
+from spawner.audit import audit
 from spawner.errors import spawn_error
 from spawner.job_files import JobFiles
 from spawner.session_settings import SessionJobSettings
@@ -151,6 +152,15 @@ class SessionJob(SessionJobSettings):
             await self._cancel(self.job_id)
         if answer is not None and not self.detached:
             self.log.info("%s: %s", self.tag, result.message)
+            info = self._info
+            audit(
+                "stop",
+                user=self.user.name,
+                server=self.name,
+                job=self.job_id,
+                why=result.message or "the job ended",
+                slurm_state=info.state if info is not None else "gone",
+            )
             await self._forget()
         return answer
 
@@ -183,6 +193,14 @@ class SessionJob(SessionJobSettings):
                 job.job_id for job in await self.slurm.tagged(self.tag, user=self.user.name)
             }
         self._advance(Seen(Event.STOP))
+        if job_ids:
+            audit(
+                "stop",
+                user=self.user.name,
+                server=self.name,
+                job=",".join(sorted(job_ids)),
+                why="stopped on the hub (by the user, an admin or the culler)",
+            )
         for job_id in sorted(job_ids):
             self.log.info("Stopping job %s (%s)", job_id, self.tag)
             await self._cancel(job_id)

@@ -30,7 +30,9 @@ from core.session_clock import (
     extended_limit,
 )
 from core.slurm import SlurmError, SlurmUnavailable
+from spawner.audit import audit
 from spawner.json_handler import JsonHandler
+from spawner.shared_board import is_board
 from spawner.slurm_spawner import GpuSlurmSpawner
 
 SESSIONS_PATH = "gpuportal/sessions"
@@ -108,7 +110,8 @@ async def _job_of(wrapper: Any, *, max_age: float) -> JobInfo | None:
 
 async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
     """Every server of the user, the default first, then named ones by name."""
-    names = sorted(s.name for s in user.orm_user._orm_spawners)
+    # Shared TensorBoards (tb-*) are named servers too, listed on their own.
+    names = sorted(s.name for s in user.orm_user._orm_spawners if not is_board(s.name))
     if "" not in names:
         names.insert(0, "")
     offer = await user.spawners[""].offer()
@@ -139,6 +142,8 @@ class SessionsHandler(JsonHandler):
 
     @web.authenticated  # type: ignore[misc]
     async def get(self) -> None:
+        if not self.require_scope("read:servers"):
+            return
         self.send({"sessions": await user_cards(self.current_user)})
 
 
@@ -147,6 +152,8 @@ class ExtendHandler(JsonHandler):
 
     @web.authenticated  # type: ignore[misc]
     async def post(self) -> None:
+        if not self.require_scope("servers"):
+            return
         user = self.current_user
         try:
             body = json.loads(self.request.body or b"{}")
@@ -190,6 +197,15 @@ class ExtendHandler(JsonHandler):
             limit=limit, add=add, maximum=profile.max_runtime, profile=profile.slug
         )
         await child.slurm.set_time_limit(child.job_id, new)
+        audit(
+            "extend",
+            user=user.name,
+            server=wrapper.name,
+            job=child.job_id,
+            limit_before=format_runtime(limit or 0),
+            limit_after=format_runtime(new),
+            profile=profile.slug,
+        )
         # One line per privileged act, for the operators.
         self.log.info(
             "Audit: extend user=%s server=%r job=%s limit=%s->%s profile=%s",

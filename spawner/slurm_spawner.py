@@ -14,6 +14,7 @@ from traitlets import Unicode
 from core.jobs import JobInfo
 from core.lifecycle import Do, Event, Seen, Stage
 from core.request import SpawnRequest
+from core.runtime import format_runtime
 from core.sbatch import (
     TOKEN_VARS,
     SingleUserJob,
@@ -23,8 +24,10 @@ from core.sbatch import (
 from core.slurm import SlurmError, SlurmUnavailable
 from core.states import Phase
 from spawner import port_handler  # noqa: F401  (replaces the stock port callback)
+from spawner.audit import audit
 from spawner.capacity import Snapshots
 from spawner.errors import spawn_error
+from spawner.metrics import QUEUE_WAIT
 from spawner.queue_note import queued_note
 from spawner.session_job import WAITING, SessionJob, scheduler_silent
 
@@ -105,6 +108,8 @@ class GpuSlurmSpawner(SessionJob):
         self.stage = Stage.QUEUED
         self._queued_since = time.monotonic()
         host = await self._wait_until_reachable()
+        if isinstance(request, SpawnRequest):
+            QUEUE_WAIT.labels(request.profile.slug).observe(time.monotonic() - self._queued_since)
         self.log.info("Job %s: JupyterLab at %s:%s", self.job_id, host, self.port)
         return host, self.port
 
@@ -184,6 +189,20 @@ class GpuSlurmSpawner(SessionJob):
             self.tag,
             request.profile.slug,
             request.runtime,
+        )
+        profile = request.profile
+        audit(
+            "spawn",
+            user=self.user.name,
+            server=self.name,
+            profile=profile.slug,
+            gpus=profile.gpus,
+            cores=profile.gpus * profile.cores_per_gpu,
+            mem_gb=profile.gpus * profile.mem_per_gpu_gb,
+            runtime=format_runtime(request.runtime),
+            environment=request.environment.slug if request.environment else "",
+            partition=profile.partition,
+            job=job_id,
         )
         return job_id
 

@@ -44,7 +44,8 @@ render() {  # render TEMPLATE DEST, refusing to overwrite a file this script did
 
 users() { grep -v '^#' "$HERE/users.tsv"; }
 
-gid_of() { case "$1" in ds) echo 10100 ;; hpc-admins) echo 10200 ;; *) die "unknown group $1" ;; esac; }
+GROUPS_OF_DEMO="ds hpc-admins vision"
+gid_of() { case "$1" in ds) echo 10100 ;; hpc-admins) echo 10200 ;; vision) echo 10300 ;; *) die "unknown group $1" ;; esac; }
 
 make_linux_users() {
     local login uid password group name
@@ -93,7 +94,7 @@ userPassword: $(slappasswd -s "$password")
 
 EOF
     done < <(users)
-    for group in ds hpc-admins; do
+    for group in $GROUPS_OF_DEMO; do
         printf 'dn: cn=%s,ou=groups,dc=example,dc=org\nobjectClass: posixGroup\ncn: %s\ngidNumber: %s\n' \
             "$group" "$group" "$(gid_of "$group")"
         users | awk -F'\t' -v g="$group" '$4 == g {print "memberUid: " $1}'
@@ -123,7 +124,7 @@ start_ldap() {
     install -d -m 0700 "$STATE/ldap" "$STATE/ldap/db"
     chmod -f 600 "$STATE/ldap/slapd.conf" "$STATE/ldap/seed.ldif" || true
     make_ldap_tls
-    if alive "$STATE/run/slapd.pid"; then say "slapd already running"; return; fi
+    if alive "$STATE/run/slapd.pid"; then say "slapd already running"; add_missing_ldap_entries; return; fi
     ROOTPW=$(slappasswd -s "$(cat "$STATE/ldap/rootpw" 2>/dev/null || head -c 18 /dev/urandom | base64 | tee "$STATE/ldap/rootpw")")
     chmod 600 "$STATE/ldap/rootpw"
     (umask 077 && render "$HERE/slapd.conf.in" "$STATE/ldap/slapd.conf")
@@ -136,6 +137,21 @@ start_ldap() {
     for _ in $(seq 50); do alive "$STATE/run/slapd.pid" && break; sleep 0.1; done
     alive "$STATE/run/slapd.pid" || die "slapd did not start"
     say "slapd listening on $LDAPS_URI (and $LDAP_URI for local tools)"
+    add_missing_ldap_entries
+}
+
+# A directory seeded by an older version lacks the demo users and groups added since: add
+# them (ldapadd -c skips what is there), and each user to their group.
+add_missing_ldap_entries() {
+    local pw added
+    pw=$(cat "$STATE/ldap/rootpw")
+    # Binds need TLS here (slapd.conf): LDAPS, with the demo CA.
+    # ldapadd -c says "adding" before each entry and "Already exists" for those that were.
+    added=$(seed_ldif | LDAPTLS_CACERT="$LDAP_CA" ldapadd -c -x -H "$LDAPS_URI" -D "cn=admin,dc=example,dc=org" -w "$pw" 2>&1 |
+        awk '/^adding/ {n++} /Already exists/ {n--} END {print n + 0}' || true)
+    users | awk -F'\t' '{printf "dn: cn=%s,ou=groups,dc=example,dc=org\nchangetype: modify\nadd: memberUid\nmemberUid: %s\n\n", $4, $1}' |
+        LDAPTLS_CACERT="$LDAP_CA" ldapmodify -c -x -H "$LDAPS_URI" -D "cn=admin,dc=example,dc=org" -w "$pw" >/dev/null 2>&1 || true
+    [ "${added:-0}" -gt 0 ] && say "LDAP: added the demo users and groups it lacked" || true
 }
 
 start_munge() {

@@ -35,7 +35,7 @@ if ! runuser -u nobody -- test -r "$REPO/gpuportal_session/singleuser.py"; then
 fi
 
 # One set of extras for demo and tests alike, so that switching between them never rebuilds.
-extras="hub,portal,session,test"
+extras="hub,portal,session,cli,test"
 stamp="$VENV/.portal-installed"
 want="$(sha256sum "$REPO/pyproject.toml" | cut -c1-16) $extras $REPO"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

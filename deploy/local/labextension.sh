@@ -12,7 +12,7 @@ OUT="$REPO/gpuportal_session/jupyter_data"
 STAMP="$OUT/.built"
 
 lab_dir=$("$VENV/bin/python" -c 'import jupyterlab, os; print(os.path.dirname(jupyterlab.__file__))')
-want="$(cd "$SRC" && cat package.json package-lock.json tsconfig.json src/*.ts style/*.css | sha256sum | cut -c1-16) $("$VENV/bin/python" -c 'import jupyterlab; print(jupyterlab.__version__)')"
+want="$(cd "$SRC" && cat package.json package-lock.json tsconfig.json src/*.ts style/*.css schema/*.json | sha256sum | cut -c1-16) $("$VENV/bin/python" -c 'import jupyterlab; print(jupyterlab.__version__)')"
 if [ -f "$OUT/labextensions/@gpuportal/session/package.json" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$want" ]; then
     exit 0
 fi

@@ -13,11 +13,39 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
 from core.batch import LAUNCHERS
+from core.jobs import PENDING_REASONS
 from core.states import states_for_pages
 from portal import pages
 from portal.deps import PageCaller, SettingsDep
 
 router = APIRouter(include_in_schema=False)
+
+# What each launcher does with the job, and with a command, in the words of the form.
+LAUNCHER_HELP = {
+    "torchrun": {
+        "about": "One torchrun per node starts a worker per GPU, with c10d rendezvous on the first "
+        "node. A script is run with Python; a command is started as is (torchrun --no-python).",
+        "command": "started by torchrun once per GPU, e.g. python -m mypkg.train",
+    },
+    "deepspeed": {
+        "about": "The deepspeed launcher starts a worker per GPU on every node (hostfile from the "
+        "allocation). A script is run with Python; a command as is (--no_python).",
+        "command": "started by deepspeed once per GPU",
+    },
+    "horovod": {
+        "about": "horovodrun starts one process per GPU across the nodes.",
+        "command": "started by horovodrun once per GPU",
+    },
+    "mpi": {
+        "about": "srun starts one MPI rank per GPU; the cluster's MPI plugin wires them up.",
+        "command": "one rank per GPU, e.g. python train.py or ./a.out by absolute path",
+    },
+    "srun": {
+        "about": "srun runs it once per node, with all of the node's GPUs: `hostname` on 2 nodes "
+        "prints both names.",
+        "command": "run once per node, without a shell, e.g. hostname or nvidia-smi -L",
+    },
+}
 
 
 @router.get("/jobs", response_class=HTMLResponse)
@@ -32,6 +60,10 @@ async def jobs_page(request: Request, caller: PageCaller, settings: SettingsDep)
         {
             "caller": caller,
             "launchers": LAUNCHERS,
+            "launcher_help": LAUNCHER_HELP,
+            "reasons": PENDING_REASONS,
+            "cores_per_gpu": settings.cores_per_gpu,
+            "mem_per_gpu_gb": settings.mem_per_gpu_gb,
             "states": states_for_pages(),
             "partition": settings.default_partition,
             "home": home,

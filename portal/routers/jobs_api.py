@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
-from fastapi import APIRouter, Header, HTTPException, Response, status
+from fastapi import APIRouter, Header, HTTPException, Path, Query, Response, status
 from sqlalchemy import select
 
 from core.jobs import describe_reason
 from core.slurm import SlurmError, SlurmUnavailable
+from core.states import job_state, states_in
 from portal import job_service
 from portal.api_errors import declared
+from portal.audit_stream import audit
 from portal.deps import (
     ApiCaller,
     ApiWriter,
@@ -23,6 +25,7 @@ from portal.deps import (
 from portal.identity import Caller
 from portal.job_schemas import JobCreate, JobDetailPublic, JobPublic, ScriptPreview
 from portal.models import JobRecord
+from portal.session_history import SESSION_LAUNCHER
 
 router = APIRouter(prefix="/api", tags=["jobs"], responses=declared(400, 401, 403, 404, 409, 503))
 
@@ -33,6 +36,10 @@ IdempotencyKey = Annotated[
         description="Any unique string; a retried POST with the same key returns the same job.",
     ),
 ]
+
+
+# A record id; beyond a 64-bit integer no record can exist (and SQLite cannot even compare it).
+JobId = Annotated[int, Path(ge=1, le=2**63 - 1, description="The portal's job number.")]
 
 
 def _own(session: SessionDep, caller: Caller, job_id: int) -> JobRecord:
@@ -99,11 +106,28 @@ async def list_jobs(
     watcher: WatcherDep,
     mine: bool = False,
     limit: int = 100,
+    phase: Annotated[
+        Literal["waiting", "running", "ended"] | None,
+        Query(description="Only jobs waiting to start, running (or ending), or ended."),
+    ] = None,
+    q: Annotated[str, Query(max_length=64, description="Only jobs whose name contains this.")] = "",
+    kind: Annotated[
+        Literal["job", "session"] | None,
+        Query(description="Only batch jobs, or only notebook sessions (launcher jupyterlab)."),
+    ] = None,
 ) -> list[JobPublic]:
-    """Your jobs, newest first; admins see everyone's unless `mine=true`."""
+    """Your jobs, newest first (kept after Slurm forgets them, until you remove them); admins
+    see everyone's unless `mine=true`."""
     query = select(JobRecord).order_by(JobRecord.id.desc()).limit(min(max(limit, 1), 500))
     if mine or not caller.is_admin:
         query = query.where(JobRecord.user == caller.name)
+    if phase is not None:
+        query = query.where(JobRecord.state.in_(states_in(phase)))
+    if q:
+        query = query.where(JobRecord.name.contains(q, autoescape=True))
+    if kind is not None:
+        is_session = JobRecord.launcher == SESSION_LAUNCHER
+        query = query.where(is_session if kind == "session" else ~is_session)
     records = list(session.scalars(query))
     await watcher.refresh(session, records)
     return [JobPublic(**job_service.public_fields(r)) for r in records]
@@ -111,7 +135,7 @@ async def list_jobs(
 
 @router.get("/jobs/{job_id}", response_model=JobDetailPublic)
 async def get_job(
-    job_id: int, session: SessionDep, caller: ApiCaller, watcher: WatcherDep, slurm: SlurmDep
+    job_id: JobId, session: SessionDep, caller: ApiCaller, watcher: WatcherDep, slurm: SlurmDep
 ) -> JobDetailPublic:
     """State, nodes, why it waits, start and end, exit code, and the last lines of its output."""
     record = _own(session, caller, job_id)
@@ -123,12 +147,38 @@ async def get_job(
     )
 
 
+@router.delete(
+    "/jobs/{job_id}/record",
+    status_code=status.HTTP_204_NO_CONTENT,
+    response_class=Response,
+)
+async def remove_job_record(job_id: JobId, session: SessionDep, caller: ApiWriter) -> Response:
+    """Remove an ended job from your history (its output file stays). A job still waiting or
+    running is a 409: cancel it first."""
+    record = session.get(JobRecord, job_id)
+    if record is None or record.user != caller.name:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No job {job_id} of yours.")
+    if job_state(record.state).alive or not job_service.settled(record.state):
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"Job {job_id} is {record.state.lower()}: cancel it first, then remove it.",
+        )
+    session.delete(record)
+    session.commit()
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
+
+
 @router.delete("/jobs/{job_id}", response_model=JobPublic, status_code=status.HTTP_202_ACCEPTED)
 async def cancel_job(
-    job_id: int, session: SessionDep, caller: ApiWriter, slurm: SlurmDep
+    job_id: JobId, session: SessionDep, caller: ApiWriter, slurm: SlurmDep
 ) -> JobPublic:
-    """Cancel the job (scancel, as its owner)."""
+    """Cancel the job (scancel, as its owner). A notebook session is stopped on the hub."""
     record = _own(session, caller, job_id)
+    if record.launcher == SESSION_LAUNCHER:
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            "This is a notebook session: stop it on the hub's Sessions page, which ends its job.",
+        )
     if record.slurm_job_id and not job_service.settled(record.state):
         try:
             await slurm.cancel(record.slurm_job_id, user=record.user)
@@ -140,4 +190,5 @@ async def cancel_job(
             ) from None
         record.state = "CANCELLING"
         session.commit()
+        audit("job_cancel", user=caller.name, record=record.id, job=record.slurm_job_id)
     return JobPublic(**job_service.public_fields(record))

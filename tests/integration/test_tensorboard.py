@@ -7,6 +7,7 @@ TensorBoard page (the launcher tile) lists it and opens it in a tab of its own.
 
 from __future__ import annotations
 
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -62,8 +63,12 @@ def test_tensorboard_from_the_notebook_is_alices_only(
     page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
     frame = page.wait_for_selector(".jp-OutputArea-output iframe")
     src = frame.get_attribute("src") or ""
-    assert src.startswith(f"{hub.url}/user/alice/tensorboard/tb/"), src
-    board_url = src
+    assert src.startswith("/user/alice/tensorboard/tb/"), src
+    board_url = hub.url + src
+    # The line above it names the folder and says it is private; no "port" (issue 12).
+    said = page.inner_text(".jp-OutputArea-output:has(iframe)")
+    assert "TensorBoard on /home/alice/templates/runs, private to you" in said, said
+    assert not re.search(r"\bport\b", said), said
 
     # The scalars page of that TensorBoard shows the notebook's tags.
     board = page.context.new_page()
@@ -137,7 +142,12 @@ def test_tensorboard_from_the_notebook_is_alices_only(
     listing.goto(f"{hub.url}/user/alice/tensorboard/")
     listing.fill("#logdir", "/home/alice/templates/runs")
     listing.click("#open")
-    listing.wait_for_url("**/tensorboard/tb/*/")
+    # It opens inside the product's page, with the way back to the list.
+    listing.wait_for_url("**/tensorboard/view/*")
+    assert listing.inner_text("#board-folder") == "/home/alice/templates/runs"
+    listing.frame_locator("#board").locator("text=train/loss").first.wait_for()
+    listing.click("#back")
+    listing.wait_for_selector("#boards a:has-text('TensorBoard')")
     assert alice_boards()
     alice = hub.login("alice")
     hub.stop_server(alice, "alice")

@@ -38,11 +38,8 @@ POST = """async ([path, withToken]) => {
 }"""
 
 
-def test_open_in_tensorboard_from_a_folders_context_menu(
-    hub: Hub, clean: None, browser: Any
-) -> None:
-    page = log_in(browser, hub, "alice", "alice-demo")
-    alice = hub.login("alice")
+def start_with_runs(hub: Hub, alice: Any) -> None:
+    """alice's session on gpu-1, and one run of scalars in /home/alice/runs/exp1."""
     body = {"user_options": {"profile": "gpu-1"}}
     assert hub.api(alice, "POST", "/users/alice/server", json=body).status_code in (201, 202)
     hub.wait_ready(alice, "alice")
@@ -60,6 +57,16 @@ def test_open_in_tensorboard_from_a_folders_context_menu(
         cwd="/tmp",
     )
 
+
+def test_open_in_tensorboard_from_a_folders_context_menu(
+    hub: Hub, clean: None, browser: Any
+) -> None:
+    page = log_in(browser, hub, "alice", "alice-demo")
+    alice = hub.login("alice")
+    start_with_runs(hub, alice)
+
+    # A plain file beside the folder, for the file's context menu below.
+    subprocess.run(["sudo", "-u", "alice", "touch", "/home/alice/notes.txt"], check=True)
     page.goto(f"{hub.url}/user/alice/lab")
     folder = page.locator(".jp-DirListing-item[data-isdir='true']", has_text="runs")
     folder.click(button="right")
@@ -81,6 +88,15 @@ def test_open_in_tensorboard_from_a_folders_context_menu(
     listing = page.context.new_page()
     listing.goto(f"{hub.url}/user/alice/tensorboard/")
     assert "/home/alice/runs" in listing.inner_text("#boards")
+    # ...and offers the runs folder in its picker, with its one run.
+    assert "runs\n1 run · updated" in listing.inner_text("#folders")
+
+    # JupyterLab's Portal menu opens the jobs page in a tab of its own.
+    page.click(".lm-MenuBar-itemLabel:text-is('Portal')")
+    with page.context.expect_page() as opened_jobs:
+        page.click(".lm-Menu-itemLabel:text-is('Jobs')")
+    opened_jobs.value.wait_for_url("**/services/portal/jobs")
+    opened_jobs.value.close()
 
     # The endpoint: folders under the user's files only, and never without the XSRF token.
     assert page.evaluate(POST, ["../bob", True]) == [

@@ -1,7 +1,7 @@
 /**
  * JupyterLab in a GPU portal session: the time left before the job's time limit in the
  * status bar, and one warning 15 minutes before the end with a way to extend it; and
- * "Open in TensorBoard" on folders (./tensorboard.ts).
+ * "Open in TensorBoard" on folders (./tensorboard.ts); a Portal menu (./portal_menu.ts).
  *
  * The hub is the one source of the clock (an extension made on the hub home shows here at the
  * next read); nothing here asks Slurm.
@@ -23,6 +23,7 @@ import {
   endsAt,
   readCard
 } from './clock';
+import { portalMenuPlugin } from './portal_menu';
 import { tensorboardPlugin } from './tensorboard';
 
 const READ_EVERY_MS = 60_000;
@@ -128,4 +129,4 @@ const timeLeftPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [timeLeftPlugin, tensorboardPlugin];
+export default [timeLeftPlugin, tensorboardPlugin, portalMenuPlugin];

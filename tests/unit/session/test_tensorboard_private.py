@@ -54,4 +54,13 @@ def test_folders_with_event_files_are_suggested(tmp_path: Path) -> None:
     (tmp_path / "runs" / "a" / "events.out.tfevents.1.host").write_bytes(b"")
     (tmp_path / ".hidden" / "b").mkdir(parents=True)
     (tmp_path / ".hidden" / "b" / "events.out.tfevents.2.host").write_bytes(b"")
-    assert candidate_folders(tmp_path) == [str(tmp_path / "runs" / "a")]
+    (tmp_path / "runs" / "b").mkdir(parents=True)
+    (tmp_path / "runs" / "b" / "events.out.tfevents.3.host").write_bytes(b"")
+    (tmp_path / "solo").mkdir()
+    (tmp_path / "solo" / "events.out.tfevents.4.host").write_bytes(b"")
+    os.utime(tmp_path / "solo" / "events.out.tfevents.4.host", (1, 1))
+    # The folder above the runs, so TensorBoard compares them; a run in home stands alone;
+    # the most recently written first.
+    found = candidate_folders(tmp_path)
+    assert [(f["label"], f["runs"]) for f in found] == [("runs", 2), ("solo", 1)]
+    assert found[0]["path"] == str(tmp_path / "runs") and found[0]["updated"] == "just now"

@@ -1,0 +1,141 @@
+"""The audit stream: one JSON object per line for each act that matters to operators.
+
+Who logged in (or failed to), who started which session with which resources and job, who
+stopped it and why, extends, shares, profile and environment edits, job submissions and
+cancels. The hub and the portal each write their own file (one writer per file, so rotation is
+safe) in one folder; `read_events` reads them together, newest first, with filters.
+
+    {"time": "2026-11-23T07:40:02.125Z", "source": "hub", "action": "spawn", "user": "alice",
+     "server": "", "profile": "gpu-2", "gpus": 2, "job": "123", ...}
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import logging.handlers
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+# What may be recorded; anything else is a programming error, caught by the tests.
+ACTIONS = frozenset(
+    {
+        "login",
+        "login_failed",
+        "logout",
+        "spawn",
+        "stop",
+        "extend",
+        "share_tensorboard",
+        "profile_edit",
+        "environment_edit",
+        "job_submit",
+        "job_cancel",
+    }
+)
+_log = logging.getLogger(__name__)
+MAX_BYTES = 10 * 1024 * 1024
+BACKUPS = 5
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+class _PrivateRotatingFile(logging.handlers.RotatingFileHandler):
+    """Each file (the first and every one after a rotation) made 0600: who did what is for
+    the operators alone."""
+
+    def _open(self) -> io.TextIOWrapper:
+        fd = os.open(self.baseFilename, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        return open(fd, "a", encoding=self.encoding)
+
+
+class AuditLog:
+    """Appends events to FOLDER/audit-SOURCE.jsonl, rotated at MAX_BYTES (BACKUPS kept)."""
+
+    def __init__(self, folder: Path, source: str, *, max_bytes: int = MAX_BYTES) -> None:
+        folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path = folder / f"audit-{source}.jsonl"
+        self.source = source
+        handler = _PrivateRotatingFile(
+            self.path, maxBytes=max_bytes, backupCount=BACKUPS, encoding="utf-8"
+        )
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        # A logger of its own per file: never propagated to the process's log.
+        self._logger = logging.getLogger(f"gpuportal.audit.{source}.{id(self)}")
+        self._logger.propagate = False
+        self._logger.setLevel(logging.INFO)
+        self._logger.handlers = [handler]
+
+    def write(self, action: str, *, user: str, **fields: Any) -> None:
+        if action not in ACTIONS:
+            raise ValueError(f"unknown audit action {action!r}")
+        event = {"time": _now(), "source": self.source, "action": action, "user": user, **fields}
+        self._logger.info(json.dumps(event, default=str, sort_keys=False))
+
+
+class AuditStream:
+    """One process's stream (the hub's, the portal's): off until configured with a folder. A
+    line that cannot be written is a warning in the process's log, never a failed request."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._log: AuditLog | None = None
+
+    def configure(self, folder: Path | None) -> None:
+        self._log = AuditLog(folder, self.source) if folder is not None else None
+
+    def write(self, action: str, *, user: str, **fields: Any) -> None:
+        if self._log is None:
+            return
+        try:
+            self._log.write(action, user=user, **fields)
+        except OSError as error:
+            _log.warning("Could not write the audit line %s for %s: %s", action, user, error)
+
+
+@dataclass(frozen=True)
+class Filter:
+    user: str = ""
+    action: str = ""
+    since: str = ""  # an ISO time: only events at or after it
+    limit: int = 200
+
+    def keeps(self, event: dict[str, Any]) -> bool:
+        return (
+            (not self.user or event.get("user") == self.user)
+            and (not self.action or event.get("action") == self.action)
+            and (not self.since or str(event.get("time", "")) >= self.since)
+        )
+
+
+def _lines(path: Path) -> Iterator[str]:
+    # The rotated files first (oldest .5 ... .1), then the live one: oldest to newest.
+    for number in range(BACKUPS, 0, -1):
+        rotated = path.with_name(f"{path.name}.{number}")
+        if rotated.is_file():
+            yield from rotated.read_text(encoding="utf-8").splitlines()
+    if path.is_file():
+        yield from path.read_text(encoding="utf-8").splitlines()
+
+
+def read_events(paths: Iterable[Path], keep: Filter = Filter()) -> list[dict[str, Any]]:
+    """The events of every file, newest first, as `keep` allows (a torn line is skipped)."""
+    found: list[tuple[str, int, dict[str, Any]]] = []
+    for path in paths:
+        for line in _lines(path):
+            try:
+                event = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(event, dict) and keep.keeps(event):
+                # Written order breaks ties: two events in one millisecond stay in order.
+                found.append((str(event.get("time", "")), len(found), event))
+    found.sort(key=lambda item: (item[0], item[1]), reverse=True)
+    return [event for _, _, event in found[: max(1, keep.limit)]]

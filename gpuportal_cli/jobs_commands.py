@@ -1,0 +1,162 @@
+"""`gpuportal jobs ...`: list, submit (and follow), show, follow, cancel, remove batch jobs."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from typing import Any
+
+import click
+
+from gpuportal_cli.output import as_json, table
+
+LAUNCHERS = ["torchrun", "deepspeed", "horovod", "mpi", "srun"]
+# States after which nothing changes (the portal's core/states.py, final ones).
+FINAL = {
+    "COMPLETED",
+    "CANCELLED",
+    "TIMEOUT",
+    "DEADLINE",
+    "FAILED",
+    "OUT_OF_MEMORY",
+    "BOOT_FAIL",
+    "REVOKED",
+    "SPECIAL_EXIT",
+    "ENDED",
+    "NOT_SUBMITTED",
+}
+
+
+def register(cli: click.Group) -> None:
+    @cli.group()
+    def jobs() -> None:
+        """Batch jobs on one node or many (torchrun, DeepSpeed, Horovod, MPI, srun)."""
+
+    @jobs.command("list")
+    @click.option("--phase", type=click.Choice(["waiting", "running", "ended"]))
+    @click.option("--kind", type=click.Choice(["job", "session"]), help="Jobs or sessions only.")
+    @click.option("-q", "--search", default="", help="Names that contain this.")
+    @click.pass_obj
+    def jobs_list(obj: Any, phase: str | None, kind: str | None, search: str) -> None:
+        """Your jobs and sessions, newest first."""
+        params = {"mine": "true", "q": search}
+        params |= {"phase": phase} if phase else {}
+        params |= {"kind": kind} if kind else {}
+        found = obj.client.portal("GET", "/jobs", params=params)
+        if obj.json:
+            as_json(found)
+            return
+        table(
+            [
+                (
+                    j["id"],
+                    j["name"],
+                    j["launcher"],
+                    j["slurm_job_id"],
+                    j["state"],
+                    j["nodes"],
+                    "" if j["exit_code"] is None else j["exit_code"],
+                )
+                for j in found
+            ],
+            ["#", "name", "launcher", "slurm", "state", "nodes", "exit"],
+        )
+
+    @jobs.command("submit")
+    @click.option("--name", default="job", show_default=True)
+    @click.option("--launcher", type=click.Choice(LAUNCHERS), default="srun", show_default=True)
+    @click.option("--nodes", type=int, default=1, show_default=True)
+    @click.option("--gpus-per-node", type=int, default=1, show_default=True)
+    @click.option("--runtime", default="01:00:00", show_default=True, help="HH:MM:SS")
+    @click.option("--partition", default="", help="Default: the portal's.")
+    @click.option("--command", "command", default="", help="Run as given, e.g. 'hostname'.")
+    @click.option("--script", default="", help="A script in your home or a project area.")
+    @click.option("--arg", "args", multiple=True, help="A script argument (repeat).")
+    @click.option("--workdir", default="")
+    @click.option("--array", default="", help="A job array, e.g. 0-3.")
+    @click.option("--venv", default="", help="A venv to activate first.")
+    @click.option("--follow", is_flag=True, help="Print its output until it ends.")
+    @click.pass_obj
+    def jobs_submit(
+        obj: Any, follow: bool, venv: str, args: tuple[str, ...], **fields: Any
+    ) -> None:
+        """Submit a job as you. Give --command or --script."""
+        body: dict[str, Any] = {**fields, "args": list(args)}
+        if venv:
+            body["environment"] = {"kind": "venv", "prefix": venv}
+        # One key per invocation: a retry inside the request never submits twice.
+        headers = {"Idempotency-Key": str(uuid.uuid4())}
+        job = obj.client.portal("POST", "/jobs", json=body, headers=headers)
+        if not follow:
+            as_json(job) if obj.json else click.echo(
+                f"Submitted #{job['id']} as Slurm job {job['slurm_job_id']}."
+            )
+            return
+        click.echo(f"Submitted #{job['id']} as Slurm job {job['slurm_job_id']}.", err=True)
+        _follow(obj, job["id"])
+
+    @jobs.command("show")
+    @click.argument("job_id", type=int)
+    @click.pass_obj
+    def jobs_show(obj: Any, job_id: int) -> None:
+        """One job: state, why it waits, nodes, exit code, the end of its output."""
+        job = obj.client.portal("GET", f"/jobs/{job_id}")
+        if obj.json:
+            as_json(job)
+            return
+        click.echo(
+            f"#{job['id']} {job['name']} ({job['launcher']}), Slurm job {job['slurm_job_id']}"
+        )
+        click.echo(
+            f"state: {job['state']}"
+            + (f" ({job['waiting_because']})" if job["waiting_because"] else "")
+        )
+        for key in ("nodes", "expected_start", "started_at", "ended_at", "exit_code"):
+            if job.get(key) not in ("", None):
+                click.echo(f"{key.replace('_', ' ')}: {job[key]}")
+        for task, state in sorted(job.get("tasks", {}).items()):
+            click.echo(f"task {task}: {state}")
+        click.echo("\n".join(job["output_tail"]))
+
+    @jobs.command("follow")
+    @click.argument("job_id", type=int)
+    @click.pass_obj
+    def jobs_follow(obj: Any, job_id: int) -> None:
+        """Print a job's output as it comes, until it ends (exit code: the job's)."""
+        _follow(obj, job_id)
+
+    @jobs.command("cancel")
+    @click.argument("job_id", type=int)
+    @click.pass_obj
+    def jobs_cancel(obj: Any, job_id: int) -> None:
+        """Cancel a job (scancel, as you)."""
+        job = obj.client.portal("DELETE", f"/jobs/{job_id}")
+        as_json(job) if obj.json else click.echo(f"#{job_id}: {job['state'].lower()}.")
+
+    @jobs.command("remove")
+    @click.argument("job_id", type=int)
+    @click.pass_obj
+    def jobs_remove(obj: Any, job_id: int) -> None:
+        """Remove an ended job from your history (its output file stays)."""
+        obj.client.portal("DELETE", f"/jobs/{job_id}/record")
+        as_json({"removed": job_id}) if obj.json else click.echo(f"#{job_id} removed.")
+
+
+def _follow(obj: Any, job_id: int) -> None:
+    """Print new output lines every 2 s until the job ends; exit with its exit code."""
+    printed: list[str] = []
+    while True:
+        job = obj.client.portal("GET", f"/jobs/{job_id}")
+        lines: list[str] = job["output_tail"]
+        # The tail is the last 30 lines: print what follows what was printed already.
+        overlap = next(
+            (n for n in range(min(len(printed), len(lines)), 0, -1) if printed[-n:] == lines[:n]),
+            0,
+        )
+        for line in lines[overlap:]:
+            click.echo(line)
+        printed = lines
+        if job["state"] in FINAL:
+            click.echo(f"#{job_id} {job['state'].lower()}, exit code {job['exit_code']}", err=True)
+            raise SystemExit(job["exit_code"] or (0 if job["state"] == "COMPLETED" else 1))
+        time.sleep(2)

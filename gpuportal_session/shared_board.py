@@ -1,0 +1,182 @@
+"""A TensorBoard its owner shares with a hub group: read-only, through the hub, nothing else.
+
+Started by the hub (spawner.shared_board) as a step inside the owner's running session job,
+so it runs as the owner and ends with the session. It serves one thing: the TensorBoard of one
+folder, at the named server's prefix (/user/alice/tb-runs/). Every request is checked with the
+hub (OAuth, JupyterHub's own HubOAuth): only those holding access to this named server, the
+owner and the members of the group it is shared with (JupyterHub shares), get through; anyone
+else gets the hub's 403. There is no Jupyter server here, so no terminal, no files and no
+kernels to reach: the owner's JupyterLab is another server, behind another scope.
+
+    python -m gpuportal_session.shared_board --logdir DIR --token-file FILE
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import http.client
+import os
+import signal
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
+from tornado import web
+
+from gpuportal_session.singleuser import free_port, report_port
+from gpuportal_session.tensorboard_private import RUNTIME_ENV, instances, runtime_dir
+
+HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer", "host"}
+# Never framed by another site; members read it in their own tab.
+BOARD_HEADERS = {
+    "Content-Security-Policy": "frame-ancestors 'self'",
+    "X-Content-Type-Options": "nosniff",
+}
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: str) -> None:
+        super().__init__("localhost", timeout=120)
+        self._path = path
+
+    def connect(self) -> None:
+        import socket
+
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self._path)
+
+
+def fetch(
+    socket_path: str, method: str, path: str, body: bytes | None, headers: dict[str, str]
+) -> tuple[int, list[tuple[str, str]], bytes]:
+    connection = UnixConnection(socket_path)
+    try:
+        connection.request(method, path, body, headers)
+        response = connection.getresponse()
+        return response.status, response.getheaders(), response.read()
+    finally:
+        connection.close()
+
+
+class BoardHandler(HubOAuthenticated, web.RequestHandler):  # type: ignore[misc]
+    """Everything under the prefix goes to the one TensorBoard, for those the hub lets in."""
+
+    def initialize(self, socket_path: str, prefix: str, groups: frozenset[str]) -> None:
+        self.socket_path = socket_path
+        self.prefix = prefix
+        self.groups = groups
+
+    def check_hub_user(self, model: dict[str, Any]) -> dict[str, Any]:
+        """Members of the groups it is shared with get in, as the hub's shares say.
+
+        The hub checks the group's share when it lets a member through its OAuth page, but
+        JupyterHub (6.1) leaves group shares out of the token it then issues (a token carries
+        the owner's user shares only), so the scope check alone would turn members away. Their
+        groups come with every check from the hub, which follows LDAP: someone who leaves the
+        group loses access at the hub's next refresh.
+        """
+        if model.get("kind") == "user" and self.groups & set(model.get("groups") or ()):
+            return model
+        return super().check_hub_user(model)  # type: ignore[no-any-return]
+
+    @web.authenticated
+    async def get(self, path: str) -> None:
+        await self._forward(path)
+
+    @web.authenticated
+    async def head(self, path: str) -> None:
+        await self._forward(path)
+
+    @web.authenticated
+    async def post(self, path: str) -> None:
+        # TensorBoard reads with POST too (its time-series queries); it never writes.
+        await self._forward(path)
+
+    def check_xsrf_cookie(self) -> None:
+        # TensorBoard's own POSTs carry no tornado XSRF token; they only read, and the hub's
+        # OAuth cookie of this server is SameSite=Lax, so another site cannot send them.
+        return None
+
+    async def _forward(self, path: str) -> None:
+        headers = {k: v for k, v in self.request.headers.get_all() if k.lower() not in HOP_HEADERS}
+        headers.pop("Cookie", None)  # the hub's cookies stay here
+        query = f"?{self.request.query}" if self.request.query else ""
+        body = self.request.body or None
+        status, headers_out, content = await asyncio.to_thread(
+            fetch, self.socket_path, self.request.method or "GET", "/" + path + query, body, headers
+        )
+        self.set_status(status)
+        for key, value in headers_out:
+            if key.lower() not in HOP_HEADERS | {"content-length"}:
+                self.set_header(key, value)
+        for key, value in BOARD_HEADERS.items():
+            self.set_header(key, value)
+        self.finish(content)
+
+
+def start_board(logdir: str) -> str:
+    """Start the private TensorBoard on logdir; its socket."""
+    from gpuportal_session.tensorboard_page import open_board
+
+    number, problem = open_board(logdir)
+    if number is None:
+        raise SystemExit(f"TensorBoard did not start on {logdir}: {problem}")
+    board = next(b for b in instances(runtime_dir()) if int(b["number"]) == number)
+    return str(board["socket"])
+
+
+def make_app(socket_path: str, token: str, groups: frozenset[str]) -> web.Application:
+    prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/")
+    # The one HubOAuth of this process: JupyterHub's handlers (the OAuth callback among them)
+    # take HubOAuth.instance(), so it must be made here, with the token from the file.
+    auth = HubOAuth.instance(api_token=token, cache_max_age=60)
+    return web.Application(
+        [
+            (prefix + "oauth_callback", HubOAuthCallbackHandler),
+            (
+                prefix + "(.*)",
+                BoardHandler,
+                {"socket_path": socket_path, "prefix": prefix, "groups": groups},
+            ),
+        ],
+        hub_auth=auth,
+        cookie_secret=os.urandom(32),
+        login_url=auth.login_url,
+    )
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--logdir", required=True)
+    parser.add_argument("--token-file", required=True)
+    parser.add_argument("--group", action="append", default=[], help="a group it is shared with")
+    args = parser.parse_args(argv)
+    token = Path(args.token_file).read_text().strip()
+    # The board's sockets in a directory of the owner's own, made 0700 with a random name.
+    os.environ[RUNTIME_ENV] = tempfile.mkdtemp(prefix=f"gpuportal-{os.getuid()}-")
+    socket_path = start_board(args.logdir)
+    asyncio.run(serve(socket_path, token, args.logdir, frozenset(args.group)))
+
+
+async def serve(socket_path: str, token: str, logdir: str, groups: frozenset[str]) -> None:
+    port = free_port()
+    make_app(socket_path, token, groups).listen(
+        port, address=os.environ.get("GPUPORTAL_BOARD_IP", "")
+    )
+    await asyncio.to_thread(report_port, os.environ["JUPYTERHUB_API_URL"], token, port)
+    print(f"Shared TensorBoard on {logdir} at port {port}", file=sys.stderr, flush=True)
+    stopped = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        asyncio.get_running_loop().add_signal_handler(signum, stopped.set)
+    await stopped.wait()
+    # The TensorBoard goes with it (the step's end would take it too).
+    for board in instances(runtime_dir()):
+        os.kill(int(board["pid"]), signal.SIGTERM)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The audit stream for admins: GET /api/audit/events (REST) and the /admin/audit page.
+
+Both read the hub's and the portal's JSON-lines files (core.audit), newest first, filtered by
+user, action and time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Query, Request
+from fastapi.responses import HTMLResponse
+
+from core.audit import ACTIONS, Filter, read_events
+from portal import pages
+from portal.api_errors import declared
+from portal.deps import ApiAdmin, PageAdmin, SettingsDep
+from portal.settings import PortalSettings
+
+router = APIRouter()
+
+UserQuery = Annotated[str, Query(max_length=64, description="Only this user's events.")]
+ActionQuery = Annotated[
+    str, Query(max_length=40, description=f"One of: {', '.join(sorted(ACTIONS))}.")
+]
+SinceQuery = Annotated[
+    str,
+    Query(
+        max_length=40, description="Only events at or after this UTC time, e.g. 2026-11-23T07:00"
+    ),
+]
+LimitQuery = Annotated[int, Query(ge=1, le=5000)]
+
+
+def _files(settings: PortalSettings) -> list[Path]:
+    if not settings.audit_dir:
+        return []
+    return sorted(Path(settings.audit_dir).glob("audit-*.jsonl"))
+
+
+async def _events(settings: PortalSettings, keep: Filter) -> list[dict[str, Any]]:
+    return await asyncio.to_thread(read_events, _files(settings), keep)
+
+
+@router.get("/api/audit/events", tags=["audit"], responses=declared(401, 403))
+async def audit_events(
+    admin: ApiAdmin,
+    settings: SettingsDep,
+    user: UserQuery = "",
+    action: ActionQuery = "",
+    since: SinceQuery = "",
+    limit: LimitQuery = 200,
+) -> list[dict[str, Any]]:
+    """Logins, spawns and stops (with why), extends, shares, profile and environment edits,
+    job submissions and cancels, newest first (admins)."""
+    return await _events(settings, Filter(user=user, action=action, since=since, limit=limit))
+
+
+@router.get("/admin/audit", response_class=HTMLResponse, include_in_schema=False)
+async def audit_page(
+    request: Request,
+    admin: PageAdmin,
+    settings: SettingsDep,
+    user: UserQuery = "",
+    action: ActionQuery = "",
+    since: SinceQuery = "",
+) -> HTMLResponse:
+    keep = Filter(user=user, action=action, since=since, limit=500)
+    return pages.render(
+        request,
+        "audit.html",
+        {
+            "caller": admin,
+            "events": await _events(settings, keep),
+            "actions": sorted(ACTIONS),
+            "keep": keep,
+            "enabled": bool(settings.audit_dir),
+        },
+    )

@@ -1,0 +1,82 @@
+"""The hub's own figures at /hub/metrics (JupyterHub's Prometheus endpoint; read:metrics scope).
+
+gpuportal_slurm_calls_total{command, outcome}   Slurm commands the hub ran
+gpuportal_slurm_call_seconds{command}           how long they took
+gpuportal_queue_wait_seconds{profile}           submit to running, per profile
+gpuportal_gpus{partition, state}                free and total GPUs (at the last look)
+gpuportal_sessions{state, profile}              sessions now, by state and profile
+gpuportal_login_failures_total{why}             refused logins
+gpuportal_culls_total{reason}                   sessions stopped by the culler
+"""
+
+from __future__ import annotations
+
+from collections import Counter as Tally
+from collections.abc import Iterator
+from typing import Any
+
+from prometheus_client import REGISTRY, Counter, Histogram
+from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.registry import Collector
+
+from core.slurm_metrics import count_slurm_calls
+
+QUEUE_WAIT = Histogram(
+    "gpuportal_queue_wait_seconds",
+    "Seconds from submission until the session's JupyterLab answered, per profile",
+    ["profile"],
+    buckets=(1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200),
+)
+LOGIN_FAILURES = Counter("gpuportal_login_failures", "Refused logins", ["why"])
+CULLS = Counter("gpuportal_culls", "Sessions stopped by the idle culler", ["reason"])
+_gpus: dict[tuple[str, str], int] = {}
+
+
+def record_capacity(partition: str, free: int, total: int) -> None:
+    _gpus[(partition, "free")] = free
+    _gpus[(partition, "total")] = total
+
+
+class HubCollector(Collector):
+    """Figures read when Prometheus scrapes: capacity at the last look, sessions now."""
+
+    def describe(self) -> Iterator[Any]:
+        # Names only, so that registering never reads the hub (it may not be up yet).
+        yield GaugeMetricFamily("gpuportal_gpus", "GPUs per partition")
+        yield GaugeMetricFamily("gpuportal_sessions", "Sessions by state and profile")
+
+    def collect(self) -> Iterator[Any]:
+        gpus = GaugeMetricFamily(
+            "gpuportal_gpus", "GPUs per partition", labels=["partition", "state"]
+        )
+        for (partition, state), value in sorted(_gpus.items()):
+            gpus.add_metric([partition, state], value)
+        yield gpus
+        sessions = GaugeMetricFamily(
+            "gpuportal_sessions", "Sessions by state and profile", labels=["state", "profile"]
+        )
+        for (state, profile), count in sorted(_sessions().items()):
+            sessions.add_metric([state, profile], count)
+        yield sessions
+
+
+def _sessions() -> Tally[tuple[str, str]]:
+    from jupyterhub.app import JupyterHub
+
+    tally: Tally[tuple[str, str]] = Tally()
+    if not JupyterHub.initialized():
+        return tally
+    for user in JupyterHub.instance().users.values():
+        for spawner in list(user.spawners.values()):
+            if spawner.name.startswith("tb-"):
+                continue
+            state = "running" if spawner.ready else spawner.pending or ""
+            if state:
+                profile = str((spawner.user_options or {}).get("profile", ""))
+                tally[(state, profile)] += 1
+    return tally
+
+
+def install() -> None:
+    count_slurm_calls("gpuportal", "hub")
+    REGISTRY.register(HubCollector())

@@ -1,0 +1,121 @@
+"""Sharing a TensorBoard with a hub group: GET/POST /hub/gpuportal/tensorboards.
+
+POST {"folder": "/home/alice/runs", "group": "ds"} starts a named server tb-runs that runs only
+TensorBoard on that folder (spawner.shared_board) and shares it with the group through
+JupyterHub's shares (orm.Share: access to that one server, nothing else of the owner's). The
+owner stops and removes it like any named server (REST DELETE with remove=true); the shares go
+with it. GET lists the user's shared boards and the groups they may share with.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from jupyterhub import orm
+from tornado import web
+
+from spawner.audit import audit
+from spawner.json_handler import JsonHandler
+from spawner.shared_board import BOARD_PREFIX, check_folder, hosting_session, is_board
+
+BOARDS_PATH = "gpuportal/tensorboards"
+
+
+def board_name(folder: str, taken: dict[str, str]) -> str:
+    """tb-<folder's name>, made unique among the user's boards (taken: name -> folder)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", folder.rstrip("/").rsplit("/", 1)[-1].lower()).strip("-")
+    base = BOARD_PREFIX + (slug[:24].strip("-") or "board")
+    name, number = base, 2
+    while name in taken and taken[name] != folder:
+        name, number = f"{base}-{number}", number + 1
+    return name
+
+
+def board_model(user: Any, spawner: Any, db: Any) -> dict[str, Any]:
+    options = spawner.orm_spawner.user_options or {}
+    shares = db.query(orm.Share).filter_by(spawner_id=spawner.orm_spawner.id).all()
+    state = "running" if spawner.ready else spawner.pending or "stopped"
+    return {
+        "name": spawner.name,
+        "folder": options.get("tensorboard", ""),
+        "groups": sorted(share.group.name for share in shares if share.group is not None),
+        "url": user.server_url(spawner.name),
+        "state": state,
+    }
+
+
+async def user_boards(user: Any, db: Any) -> list[dict[str, Any]]:
+    names = sorted(name for name in user.orm_user.orm_spawners if is_board(name))
+    for name in names:
+        spawner = user.spawners[name]
+        if spawner.ready:
+            # A board ends with its session: say so now, not at the hub's next poll.
+            await spawner.poll_and_notify()
+    return [board_model(user, user.spawners[name], db) for name in names]
+
+
+def count_boards(handler: Any) -> int:
+    """How many shared boards the requesting user has (they do not count as sessions)."""
+    user = handler.current_user
+    spawners = getattr(getattr(user, "orm_user", None), "orm_spawners", {}) or {}
+    return sum(1 for name in spawners if is_board(name))
+
+
+class BoardsHandler(JsonHandler):
+    @web.authenticated  # type: ignore[misc]
+    async def get(self) -> None:
+        if not self.require_scope("read:servers"):
+            return
+        user = self.current_user
+        groups = sorted(group.name for group in user.groups)
+        self.send({"boards": await user_boards(user, self.db), "groups": groups})
+
+    @web.authenticated  # type: ignore[misc]
+    async def post(self) -> None:
+        if not self.require_scope("servers"):
+            return
+        user = self.current_user
+        try:
+            body = json.loads(self.request.body or b"{}")
+            folder = check_folder(body.get("folder", ""))
+            group_name = str(body.get("group", ""))
+        except (ValueError, AttributeError) as error:
+            message = str(error) if isinstance(error, ValueError) else "send a JSON object"
+            self.send(
+                {"error": f'{message} (send {{"folder": "/home/you/runs", "group": "ds"}})'}, 400
+            )
+            return
+        group = next((g for g in user.groups if g.name == group_name), None)
+        if group is None:
+            mine = ", ".join(sorted(g.name for g in user.groups)) or "none"
+            self.send({"error": f"you can share only with your own groups ({mine})"}, 400)
+            return
+        if hosting_session(user) is None:
+            self.send({"error": "a shared TensorBoard runs in your session: start one first"}, 409)
+            return
+        taken = {
+            name: (s.user_options or {}).get("tensorboard", "")
+            for name, s in user.orm_user.orm_spawners.items()
+            if is_board(name)
+        }
+        name = board_name(folder, taken)
+        spawner = user.get_or_create_spawner(
+            name, f"TensorBoard {folder}"[:60], replace_failed=True
+        )
+        orm.Share.grant(self.db, spawner.orm_spawner, group)
+        audit("share_tensorboard", user=user.name, server=name, folder=folder, group=group.name)
+        groups = sorted(
+            s.group.name
+            for s in self.db.query(orm.Share).filter_by(spawner_id=spawner.orm_spawner.id)
+            if s.group is not None
+        )
+        if spawner.active and groups != (spawner.user_options or {}).get("groups"):
+            await self.stop_single_user(user, name)  # shared with one more group: restart it
+            await spawner._stop_future if spawner._stop_future else None
+        if not spawner.active:
+            await self.spawn_single_user(
+                user, name, options={"tensorboard": folder, "groups": groups}
+            )
+        self.send({"board": board_model(user, spawner, self.db)}, 201)

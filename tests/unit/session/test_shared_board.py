@@ -1,0 +1,54 @@
+"""Who gets into a shared TensorBoard (gpuportal_session.shared_board): the owner and others
+holding access to that server by their scopes, and members of the groups it is shared with."""
+
+from __future__ import annotations
+
+from unittest import mock
+
+import pytest
+from jupyterhub.services.auth import HubOAuth, UserNotAllowed
+from tornado import httputil, web
+
+from gpuportal_session.shared_board import BoardHandler
+
+ACCESS = "access:servers!server=alice/tb-runs"
+
+
+@pytest.fixture
+def handler() -> BoardHandler:
+    auth = HubOAuth(api_token="t", access_scopes={ACCESS}, oauth_client_id="c", api_url="http://h")
+    app = web.Application([], hub_auth=auth)
+    start = httputil.RequestStartLine("GET", "/user/alice/tb-runs/", "HTTP/1.1")
+    headers = httputil.HTTPHeaders({"Host": "hub.example.org"})
+    request = httputil.HTTPServerRequest(start_line=start, headers=headers)
+    request.connection = mock.Mock()
+    board = BoardHandler(
+        app,
+        request,
+        socket_path="/nowhere",
+        prefix="/user/alice/tb-runs/",
+        groups=frozenset({"ds"}),
+    )
+    board.hub_auth = auth
+    return board
+
+
+def user(name: str, groups: list[str], scopes: list[str]) -> dict[str, object]:
+    return {"kind": "user", "name": name, "groups": groups, "scopes": scopes}
+
+
+def test_a_member_of_the_shared_group_gets_in(handler: BoardHandler) -> None:
+    bob = user("bob", ["ds"], ["read:users:name!user=bob"])
+    assert handler.check_hub_user(bob) is bob
+
+
+def test_the_owner_gets_in_by_scope(handler: BoardHandler) -> None:
+    alice = user("alice", ["other"], [ACCESS])
+    assert handler.check_hub_user(alice) is alice
+
+
+def test_anyone_else_is_refused(handler: BoardHandler) -> None:
+    with pytest.raises(UserNotAllowed):
+        handler.check_hub_user(user("dave", ["vision"], ["read:users:name!user=dave"]))
+    with pytest.raises(UserNotAllowed):  # a service is never let in by a group
+        handler.check_hub_user({"kind": "service", "name": "x", "groups": ["ds"], "scopes": []})
