@@ -29,6 +29,10 @@ DEFAULT_CORES_PER_GPU = 8
 DEFAULT_MEM_PER_GPU_GB = 48
 DEFAULT_RUNTIME = 8 * 3600
 DEFAULT_MAX_RUNTIME = 24 * 3600
+# The culling limits of a profile, as its fields, the API and the admin page name them.
+CULL_LIMITS = ("idle_limit", "gpu_idle_limit", "queue_limit")
+# What a new profile in the portal starts with: 1 h idle, 2 h with idle GPUs, 4 h in the queue.
+DEFAULT_CULL_LIMITS = {"idle_limit": 3600, "gpu_idle_limit": 7200, "queue_limit": 4 * 3600}
 
 
 class ProfileError(ValueError):
@@ -52,6 +56,11 @@ class ResourceProfile:
     sbatch_options: tuple[tuple[str, str], ...] = ()
     # LDAP groups that may see and use the profile; empty means everyone.
     groups: frozenset[str] = frozenset()
+    # Culling, in seconds (0: never): a session idle this long, whose GPUs sat idle this long,
+    # or whose job waited in the queue this long is stopped (see core.culling).
+    idle_limit: int = 0
+    gpu_idle_limit: int = 0
+    queue_limit: int = 0
     max_gpus_per_node: int = field(default=4, compare=False)
 
     def __post_init__(self) -> None:
@@ -77,6 +86,12 @@ class ResourceProfile:
                 f"{self.slug}: default_runtime must be between one minute and max_runtime"
             )
 
+        for name in CULL_LIMITS:
+            limit = getattr(self, name)
+            if limit != 0 and limit < 60:
+                raise ProfileError(
+                    f"{self.slug}: {name} must be 00:00:00 (never) or at least one minute"
+                )
         for option, value in self.sbatch_options:
             check_sbatch_option(option, value, where=self.slug)
         for group in self.groups:
@@ -151,6 +166,7 @@ def profile_from_config(
         "default_runtime",
         "max_runtime",
         "description",
+        *CULL_LIMITS,
     }
     unknown = set(entry) - known
     if unknown:
@@ -170,6 +186,7 @@ def profile_from_config(
             max_runtime=parse_runtime(str(entry.get("max_runtime", "24:00:00"))),
             description=str(entry.get("description", "")),
             max_gpus_per_node=max_gpus_per_node,
+            **_limits(entry),
         )
     except KeyError as missing:
         raise ProfileError(f"profile entry {dict(entry)!r} lacks {missing}") from None
@@ -199,6 +216,7 @@ def profile_from_record(record: Mapping[str, Any]) -> ResourceProfile:
             sbatch_options=tuple(sorted(dict(record.get("sbatch_options") or {}).items())),
             groups=frozenset(record.get("groups") or ()),
             max_gpus_per_node=int(record["gpus"]),
+            **_limits(record),
         )
     except (KeyError, TypeError) as error:
         raise ProfileError(f"profile record {record.get('slug', '?')!r} lacks {error}") from None
@@ -206,6 +224,11 @@ def profile_from_record(record: Mapping[str, Any]) -> ResourceProfile:
         if isinstance(bad, ProfileError):
             raise
         raise ProfileError(f"profile {record.get('slug', '?')}: {bad}") from None
+
+
+def _limits(entry: Mapping[str, Any]) -> dict[str, int]:
+    """The culling limits in a config entry or API record ("HH:MM:SS"; absent: never)."""
+    return {name: parse_runtime(str(entry.get(name) or "00:00:00")) for name in CULL_LIMITS}
 
 
 def default_profile_config() -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ import spawner.metrics
 import spawner.port_handler
 from core.resources import TEMPLATES_DIR
 from spawner.capacity import CAPACITY_PATH, CapacityHandler
+from spawner.culling import CULL_CHECK_PATH, GPU_ACTIVITY_PATH, CullCheckHandler, GpuActivityHandler
 from spawner.errors import RefusalsWithoutTraceback
 from spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
 from spawner.shared_boards import BOARDS_PATH, BoardsHandler, count_boards
@@ -89,6 +90,8 @@ c.JupyterHub.extra_handlers = [
     (rf"/{SESSIONS_PATH}", SessionsHandler),
     (rf"/{EXTEND_PATH}", ExtendHandler),
     (rf"/{BOARDS_PATH}", BoardsHandler),
+    (rf"/{GPU_ACTIVITY_PATH}", GpuActivityHandler),
+    (rf"/{CULL_CHECK_PATH}", CullCheckHandler),
 ]
 # Several sessions per user: the default one plus this many named ones at a time.
 c.JupyterHub.allow_named_servers = True
@@ -120,6 +123,17 @@ c.Spawner.start_timeout = 300
 c.Spawner.http_timeout = 60
 # How often the hub asks each server's job how it is (one shared squeue for all of them).
 c.Spawner.poll_interval = int(os.environ.get("PORTAL_POLL_INTERVAL", "30"))
+
+# -- culling (each profile's idle, GPU-idle and queue limits; core.culling) -------------
+# How often a session tells the hub it is in use, and the hub reads the proxy's activity; and
+# how often a session reads its GPUs (gpuportal_session.gpu_activity). Seconds.
+activity_interval = os.environ.get("PORTAL_ACTIVITY_INTERVAL", "300")
+c.JupyterHub.last_activity_interval = int(activity_interval)
+c.Spawner.environment = {
+    "JUPYTERHUB_ACTIVITY_INTERVAL": activity_interval,
+    "GPUPORTAL_GPU_SAMPLE_SECONDS": os.environ.get("PORTAL_GPU_SAMPLE_SECONDS", "60"),
+}
+cull_every = os.environ.get("PORTAL_CULL_EVERY", "60")
 
 # -- the portal (live profiles, admin pages, REST API) at /services/portal/ -------------
 # The hub gives the portal this token; the spawner presents it to read every profile.
@@ -208,6 +222,21 @@ c.JupyterHub.services = [
         "display": True,
     },
 ]
+# jupyterhub-idle-culler stops idle sessions; the hub tells it which are due (its arbiter).
+c.JupyterHub.services.append(
+    {
+        "name": "idle-culler",
+        "command": [
+            sys.executable,
+            "-m",
+            "jupyterhub_idle_culler",
+            f"--config={Path(__file__).with_name('idle_culler_config.py')}",
+            f"--cull-every={cull_every}",
+            # Only a fallback for the culler's own arithmetic: the profiles' limits decide.
+            "--timeout=86400",
+        ],
+    }
+)
 c.JupyterHub.load_roles = [
     # Every user may open the portal (its pages decide what they may do there).
     {"name": "user", "scopes": ["self", "access:services!service=portal"]},
@@ -215,6 +244,11 @@ c.JupyterHub.load_roles = [
         "name": "spawn-resumer",
         "scopes": ["list:users", "read:users", "admin:server_state", "servers"],
         "services": ["spawn-resumer"],
+    },
+    {
+        "name": "idle-culler",
+        "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
+        "services": ["idle-culler"],
     },
 ]
 

@@ -10,7 +10,9 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from core.profiles import (
+    CULL_LIMITS,
     DEFAULT_CORES_PER_GPU,
+    DEFAULT_CULL_LIMITS,
     DEFAULT_MAX_RUNTIME,
     DEFAULT_MEM_PER_GPU_GB,
     DEFAULT_RUNTIME,
@@ -35,8 +37,9 @@ EDITABLE = (
     "sbatch_options",
     "groups",
     "enabled",
+    *CULL_LIMITS,
 )
-RUNTIME_FIELDS = ("default_runtime", "max_runtime")
+RUNTIME_FIELDS = ("default_runtime", "max_runtime", *CULL_LIMITS)
 
 
 class VersionConflict(Exception):
@@ -91,6 +94,9 @@ def to_resource_profile(profile: Profile) -> ResourceProfile:
         groups=frozenset(profile.groups),
         # The node-size rule was checked against sinfo when the profile was saved.
         max_gpus_per_node=profile.gpus,
+        idle_limit=profile.idle_limit,
+        gpu_idle_limit=profile.gpu_idle_limit,
+        queue_limit=profile.queue_limit,
     )
 
 
@@ -266,6 +272,7 @@ def seed_defaults(session: Session, *, partition: str) -> None:
                 enabled=True,
                 position=position,
                 updated_by="(seeded)",
+                **DEFAULT_CULL_LIMITS,
             )
         )
     _audit(

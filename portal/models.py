@@ -40,6 +40,10 @@ class Profile(Base):
     groups: Mapped[list[str]] = mapped_column(default=list)
     enabled: Mapped[bool] = mapped_column(default=True)
     position: Mapped[int] = mapped_column(default=0)
+    # Culling limits in seconds, 0 for never (core.culling).
+    idle_limit: Mapped[int] = mapped_column(Integer, default=0)
+    gpu_idle_limit: Mapped[int] = mapped_column(Integer, default=0)
+    queue_limit: Mapped[int] = mapped_column(Integer, default=0)
     # Bumped by every save; a save that names an older version is refused (409), so two admins
     # editing from stale pages never silently overwrite each other.
     version: Mapped[int] = mapped_column(Integer, nullable=False)

@@ -41,6 +41,16 @@ def _runtime(text: str) -> str:
     return text
 
 
+def _limit(text: str) -> str:
+    try:
+        seconds = parse_runtime(text)
+    except RuntimeFormatError:
+        raise ValueError("must be HH:MM:SS, e.g. 01:00:00, or 00:00:00 for never") from None
+    if 0 < seconds < 60:
+        raise ValueError("must be 00:00:00 (never) or at least 00:01:00")
+    return text
+
+
 def _one_line(text: str) -> str:
     if not text.strip():
         raise ValueError("must not be empty")
@@ -78,6 +88,8 @@ def _sbatch_options(options: dict[str, str]) -> dict[str, str]:
 
 
 Runtime = Annotated[str, AfterValidator(_runtime)]
+# A culling limit: HH:MM:SS, 00:00:00 for never.
+Limit = Annotated[str, AfterValidator(_limit)]
 Title = Annotated[str, Field(max_length=100), AfterValidator(_one_line)]
 Description = Annotated[str, Field(max_length=500)]
 Slug = Annotated[str, AfterValidator(_slug)]
@@ -106,6 +118,10 @@ class ProfileCreate(BaseModel):
     sbatch_options: SbatchOptions = Field(default_factory=dict)
     groups: Groups = Field(default_factory=list)
     enabled: bool = True
+    # Culling: HH:MM:SS, 00:00:00 for never.
+    idle_limit: Limit = "01:00:00"
+    gpu_idle_limit: Limit = "02:00:00"
+    queue_limit: Limit = "04:00:00"
 
 
 class ProfileUpdate(BaseModel):
@@ -125,6 +141,9 @@ class ProfileUpdate(BaseModel):
     sbatch_options: SbatchOptions | None = None
     groups: Groups | None = None
     enabled: bool | None = None
+    idle_limit: Limit | None = None
+    gpu_idle_limit: Limit | None = None
+    queue_limit: Limit | None = None
 
 
 class ProfileOrder(BaseModel):
@@ -148,6 +167,9 @@ class ProfilePublic(BaseModel):
     sbatch_options: dict[str, str]
     groups: list[str]
     enabled: bool
+    idle_limit: str
+    gpu_idle_limit: str
+    queue_limit: str
     position: int
     version: int
     updated_at: UtcDateTime

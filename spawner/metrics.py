@@ -28,7 +28,7 @@ QUEUE_WAIT = Histogram(
     buckets=(1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200),
 )
 LOGIN_FAILURES = Counter("gpuportal_login_failures", "Refused logins", ["why"])
-CULLS = Counter("gpuportal_culls", "Sessions stopped by the idle culler", ["reason"])
+CULLS = Counter("gpuportal_culls", "Sessions stopped by a culling limit", ["reason"])
 _gpus: dict[tuple[str, str], int] = {}
 
 

@@ -11,6 +11,7 @@ import contextlib
 import time
 from typing import Any, ClassVar
 
+from core.culling import CullLimits, GpuUse, Reason, cull_message
 from core.jobs import JobInfo
 from core.lifecycle import Do, Event, Seen, Stage, Step, poll_answer, step
 from core.poller import JobPoller
@@ -20,6 +21,7 @@ from core.tags import session_tag
 from spawner.audit import audit
 from spawner.errors import spawn_error
 from spawner.job_files import JobFiles
+from spawner.metrics import CULLS
 from spawner.session_settings import SessionJobSettings
 from spawner.unused_traits import refuse_unused
 
@@ -43,6 +45,11 @@ class SessionJob(SessionJobSettings):
         # Set when the hub, starting up, lets go of a server that was still starting: its job
         # is kept for the resume, so stop() must leave it alone.
         self.detached = False
+        # Culling (core.culling): the profile's limits, the session's last GPU reading, and the
+        # rule the idle culler was told is due (with when), which the next stop reports.
+        self.cull_limits = CullLimits()
+        self.gpu_use: GpuUse | None = None
+        self.cull_mark: tuple[Reason, float] | None = None
 
     @property
     def tag(self) -> str:
@@ -112,6 +119,7 @@ class SessionJob(SessionJobSettings):
         state: dict[str, Any] = super().get_state()
         if self.job_id:
             state["stage"] = self.stage.value
+            state["cull_limits"] = self.cull_limits.as_state()
         return state
 
     def load_state(self, state: dict[str, Any]) -> None:
@@ -119,10 +127,12 @@ class SessionJob(SessionJobSettings):
         # "reachable": the state the previous release saved for a server that was up.
         stage = state.get("stage") or ("ready" if state.get("reachable") else "submitting")
         self.stage = Stage(stage) if stage in {s.value for s in Stage} else Stage.SUBMITTING
+        self.cull_limits = CullLimits.from_state(state.get("cull_limits"))
 
     def clear_state(self) -> None:
         super().clear_state()
         self.stage = Stage.SUBMITTING
+        self.gpu_use, self.cull_mark = None, None
 
     async def poll(self) -> int | None:  # type: ignore[override]
         return await self.poll_session()
@@ -193,13 +203,21 @@ class SessionJob(SessionJobSettings):
                 job.job_id for job in await self.slurm.tagged(self.tag, user=self.user.name)
             }
         self._advance(Seen(Event.STOP))
+        culled = self._culled()
+        if culled is not None:
+            # The home page's note says which limit ended it (kept by the wrapper's clear_state).
+            self.note = cull_message(culled, self.cull_limits.limit(culled), self.job_id)
+            CULLS.labels(culled.value).inc()
         if job_ids:
             audit(
                 "stop",
                 user=self.user.name,
                 server=self.name,
                 job=",".join(sorted(job_ids)),
-                why="stopped on the hub (by the user, an admin or the culler)",
+                why=f"culled: {culled.value}"
+                if culled is not None
+                else "stopped on the hub (by the user or an admin)",
+                by="culler" if culled is not None else "hub",
             )
         for job_id in sorted(job_ids):
             self.log.info("Stopping job %s (%s)", job_id, self.tag)
@@ -207,6 +225,14 @@ class SessionJob(SessionJobSettings):
         if not now:
             await self._wait_gone(job_ids)
         await self._forget()
+
+    def _culled(self) -> Reason | None:
+        """The cull rule behind this stop: one the culler was told of in the last 5 minutes
+        (its DELETE follows at once), or the queue limit, which the spawner applies itself."""
+        mark, self.cull_mark = self.cull_mark, None
+        if mark is None or time.time() - mark[1] > 300:
+            return None
+        return mark[0]
 
     async def _wait_gone(self, job_ids: set[str]) -> None:
         for _ in range(40):

@@ -31,6 +31,7 @@ from core.session_clock import (
 )
 from core.slurm import SlurmError, SlurmUnavailable
 from spawner.audit import audit
+from spawner.culling import cull_card
 from spawner.json_handler import JsonHandler
 from spawner.shared_board import is_board
 from spawner.slurm_spawner import GpuSlurmSpawner
@@ -92,6 +93,8 @@ def session_card(
         "limit": format_runtime(clock.limit) if clock.limit is not None else "",
         "maximum": format_runtime(maximum) if maximum else "",
         "extend": [{"add": format_runtime(s), "label": f"+{describe_runtime(s)}"} for s in steps],
+        # When the idle culler would stop it and why, and what its GPUs do (core.culling).
+        "cull": cull_card(child, wrapper) if child is not None and state == "running" else None,
     }
 
 

@@ -11,6 +11,7 @@ from typing import Any
 from traitlets import Any as AnyTrait
 from traitlets import Unicode
 
+from core.culling import CullLimits, Reason, cull_message
 from core.jobs import JobInfo
 from core.lifecycle import Do, Event, Seen, Stage
 from core.request import SpawnRequest
@@ -104,6 +105,8 @@ class GpuSlurmSpawner(SessionJob):
         self._port_ready.clear()
         self._info = None
         self.stage, self.detached = Stage.SUBMITTING, False
+        if isinstance(request, SpawnRequest):
+            self.cull_limits = CullLimits.of(request.profile)
         self.job_id = await self._adopt_or_submit(request)
         self.stage = Stage.QUEUED
         self._queued_since = time.monotonic()
@@ -221,6 +224,7 @@ class GpuSlurmSpawner(SessionJob):
             )
             asked_since_port = port_known
             if result.stage is Stage.QUEUED and result.do is Do.WAIT:
+                await self._cull_if_queued_too_long()
                 await self._describe_queue()
             if result.do is Do.FAIL:
                 await self._fail_start(result.message)
@@ -237,6 +241,22 @@ class GpuSlurmSpawner(SessionJob):
             else:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._port_ready.wait(), timeout=self.status_interval)
+
+    async def _cull_if_queued_too_long(self) -> None:
+        """The profile's queue limit: jupyterhub-idle-culler never looks at a server that is
+        still starting, so the wait loop applies it. The job is cancelled, never left to
+        start hours later for nobody, and the stop that follows says why (session_job)."""
+        limit = self.cull_limits.queued
+        if not limit or time.monotonic() - self._queued_since < limit:
+            return
+        self.log.info(
+            "Job %s waited %d s in the queue, over its limit: cancelled", self.job_id, limit
+        )
+        await self._cancel(self.job_id)
+        self.cull_mark = (Reason.QUEUED, time.time())
+        self.stage = Stage.ENDED
+        self.note = cull_message(Reason.QUEUED, limit, self.job_id)
+        raise spawn_error(self.note, reason="queued_too_long", status_code=500)
 
     async def _describe_queue(self) -> None:
         """Place in line, expected start and time waited, on top of Slurm's reason."""

@@ -57,6 +57,10 @@ class Hub:
             PORTAL_POLL_INTERVAL="3",
             # Group changes in LDAP reach the hub within seconds (tests/integration/security).
             PORTAL_AUTH_REFRESH_AGE="4",
+            # Culling within seconds of a limit (tests/integration/test_culling.py).
+            PORTAL_ACTIVITY_INTERVAL="5",
+            PORTAL_CULL_EVERY="5",
+            PORTAL_GPU_SAMPLE_SECONDS="5",
             PATH=f"{VENV_BIN}:{env.get('PATH', '')}",
         )
         env.update(self.extra_env)

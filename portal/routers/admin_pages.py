@@ -9,7 +9,8 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from core.profiles import EXTRA_SBATCH_OPTIONS
+from core.profiles import DEFAULT_CULL_LIMITS, EXTRA_SBATCH_OPTIONS
+from core.runtime import format_runtime
 from portal import crud, pages, profile_service
 from portal.cluster import ClusterUnavailable
 from portal.deps import CatalogDep, IdentityDep, PageAdmin, PageCaller, SessionDep
@@ -57,6 +58,7 @@ def _profile_form(profile: Profile | None) -> dict[str, Any]:
             "sbatch_options": {},
             "groups": [],
             "enabled": True,
+            **{name: format_runtime(seconds) for name, seconds in DEFAULT_CULL_LIMITS.items()},
         }
     return {"slug": profile.slug, "version": profile.version, **crud.editable_values(profile)}
 

@@ -98,6 +98,7 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
     assert enabled["ServerApp"]["jpserver_extensions"] == {
         "gpuportal_session.server_guard": True,
         "gpuportal_session.tensorboard_api": True,
+        "gpuportal_session.gpu_activity": True,
     }
     lab = installed_wheel / "gpuportal_session/jupyter_data/labextensions/@gpuportal/session"
     assert json.loads((lab / "package.json").read_text())["name"] == "@gpuportal/session"

@@ -11,6 +11,8 @@ export interface SessionCard {
   limit: string;
   maximum: string;
   extend: { add: string; label: string }[];
+  /** When the idle culler would stop it (seconds), its warning, and the GPU use line. */
+  cull: { reason: string | null; in: number | null; warning: string; gpu: string } | null;
 }
 
 /** Seconds before the end when the session warns, once. */

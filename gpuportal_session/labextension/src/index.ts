@@ -1,6 +1,7 @@
 /**
  * JupyterLab in a GPU portal session: the time left before the job's time limit in the
- * status bar, and one warning 15 minutes before the end with a way to extend it; and
+ * status bar, and one warning 15 minutes before the end with a way to extend it; a warning
+ * before the idle culler stops an unused session (or one whose GPUs sit idle); and
  * "Open in TensorBoard" on folders (./tensorboard.ts); a Portal menu (./portal_menu.ts).
  *
  * The hub is the one source of the clock (an extension made on the hub home shows here at the
@@ -32,6 +33,7 @@ class TimeLeft extends Widget {
   private card: SessionCard | null = null;
   private readAt = 0;
   private warned = false;
+  private cullWarned = false;
 
   constructor(private readonly hubPrefix: string, private readonly server: string) {
     super({ node: document.createElement('a') });
@@ -52,6 +54,9 @@ class TimeLeft extends Widget {
         }
         this.card = card;
         this.readAt = Date.now();
+      }
+      if (card) {
+        this.warnOfCull(card);
       }
     } catch {
       // The hub is restarting or the network blinked: keep counting from the last read.
@@ -82,6 +87,18 @@ class TimeLeft extends Widget {
       this.warned = true;
       this.warn(left);
     }
+  }
+
+  /** Once per idle spell: used again (the cull moves away), it may warn again later. */
+  private warnOfCull(card: SessionCard): void {
+    const cull = card.cull;
+    const soon = !!cull && cull.in !== null && cull.in <= WARN_BEFORE_S && !!cull.warning;
+    if (soon && !this.cullWarned) {
+      Notification.warning(`${(cull as { warning: string }).warning} Your files are kept.`, {
+        autoClose: false
+      });
+    }
+    this.cullWarned = soon;
   }
 
   private warn(left: number): void {
