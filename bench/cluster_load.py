@@ -80,6 +80,20 @@ def remove_jobs(users: list[str]) -> None:
 
 
 @contextlib.contextmanager
+def _slurm_associations(users: list[str], change: str) -> None:
+    """Slurm accounting refuses jobs of users it does not know: the bench users get their own
+    account, `bench`, outside group ds's GPU limit (deploy/local/cluster.sh sets it)."""
+    if change == "add":
+        subprocess.run(["sacctmgr", "-i", "add", "account", "bench"], capture_output=True)
+        subprocess.run(
+            ["sacctmgr", "-i", "add", "user", ",".join(users), "Account=bench"],
+            capture_output=True,
+            check=True,
+        )
+    else:
+        subprocess.run(["sacctmgr", "-i", "delete", "user", ",".join(users)], capture_output=True)
+
+
 def bench_users(count: int) -> Iterator[list[str]]:
     """bench001 ... benchNNN, in LDAP and Linux for the duration of the block."""
     users = [f"bench{i:03d}" for i in range(1, count + 1)]
@@ -96,9 +110,11 @@ def bench_users(count: int) -> Iterator[list[str]]:
             )
         _ldap("ldapadd", "".join(_person(u, FIRST_UID + i) for i, u in enumerate(users)))
         _ldap("ldapmodify", _members(users, "add"))
+        _slurm_associations(users, "add")
         yield users
     finally:
         remove_jobs(users)
+        _slurm_associations(users, "delete")
         _ldap("ldapmodify", _members(users, "delete"))
         _ldap("ldapdelete", "".join(f"uid={u},ou=people,dc=example,dc=org\n" for u in users))
         for user in users:

@@ -31,8 +31,8 @@ PENDING_REASONS = {
     "Reservation": "waiting for its reservation to start",
     "QOSMaxGRESPerUser": "you are at your QOS limit of GPUs in use",
     "QOSMaxJobsPerUserLimit": "you are at your QOS limit of running jobs",
-    "QOSGrpGRES": "your QOS group is at its GPU limit",
-    "AssocGrpGRES": "your account is at its GPU limit",
+    "QOSGrpGRES": "your group's QOS is at its GPU limit: it starts as your group's jobs end",
+    "AssocGrpGRES": "your group is at its GPU limit: it starts as your group's other jobs end",
     "AssocMaxJobsLimit": "your account is at its limit of running jobs",
     "launch failed requeued held": "the launch failed and the job was held",
 }

@@ -4,6 +4,7 @@
 #   cluster.sh start    start what is not running (safe to run again)
 #   cluster.sh stop     cancel jobs, stop every daemon this script started (by pid)
 #   cluster.sh status   one line per daemon
+#   cluster.sh add-user LOGIN ACCOUNT   a Slurm association for a new user (bench users)
 set -euo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -38,7 +39,7 @@ render() {  # render TEMPLATE DEST, refusing to overwrite a file this script did
     if [ -f "$dest" ] && ! grep -q "$MARK" "$dest"; then
         die "$dest exists and was not written by this script; refusing to overwrite a real config"
     fi
-    sed -e "s|@STATE@|$STATE|g" -e "s|@ROOTPW@|${ROOTPW:-}|g" "$src" >"$dest.tmp"
+    sed -e "s|@STATE@|$STATE|g" -e "s|@ROOTPW@|${ROOTPW:-}|g" -e "s|@DBPW@|${DBPW:-}|g" "$src" >"$dest.tmp"
     mv "$dest.tmp" "$dest"
 }
 
@@ -162,18 +163,85 @@ start_munge() {
     say "munged started"
 }
 
+# Each group's GPU limit in Slurm (GrpTRES on its account): at most this many GPUs at once for
+# all its members together. PORTAL_GROUP_GPU_LIMITS="ds=6 vision=4"; a group not named: none.
+GROUP_GPU_LIMITS=${PORTAL_GROUP_GPU_LIMITS:-ds=6}
+
+start_mariadb() {  # Slurm's accounting database, on a local socket only
+    # Its own folders (the server runs as mysql and cannot write the cluster's state folder).
+    install -d -o mysql -g mysql -m 0755 /run/mysqld /var/log/mysql
+    if mariadb -e 'SELECT 1' >/dev/null 2>&1; then return; fi
+    if [ ! -d /var/lib/mysql/mysql ]; then
+        mariadb-install-db --user=mysql --datadir=/var/lib/mysql >"$STATE/log/mariadb-install.log" 2>&1
+    fi
+    setsid runuser -u mysql -- mariadbd --datadir=/var/lib/mysql --socket=/run/mysqld/mysqld.sock \
+        --skip-networking --pid-file=/run/mysqld/mysqld.pid --log-error=/var/log/mysql/error.log \
+        </dev/null >/dev/null 2>&1 &
+    for _ in $(seq 150); do mariadb -e 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.2; done
+    mariadb -e 'SELECT 1' >/dev/null 2>&1 || die "MariaDB did not start: see /var/log/mysql/error.log"
+    say "mariadb started"
+}
+
+start_slurmdbd() {
+    local pwfile="$STATE/slurmdbd-db-password"
+    [ -s "$pwfile" ] || (umask 077; openssl rand -hex 16 >"$pwfile")
+    DBPW=$(cat "$pwfile")
+    mariadb <<SQL
+CREATE DATABASE IF NOT EXISTS slurm_acct_db;
+CREATE USER IF NOT EXISTS 'slurm'@'localhost' IDENTIFIED BY '$DBPW';
+ALTER USER 'slurm'@'localhost' IDENTIFIED BY '$DBPW';
+GRANT ALL ON slurm_acct_db.* TO 'slurm'@'localhost';
+SQL
+    install -d /etc/slurm
+    render "$HERE/slurmdbd.conf.in" /etc/slurm/slurmdbd.conf
+    chmod 0600 /etc/slurm/slurmdbd.conf
+    if ! alive "$STATE/run/slurmdbd.pid"; then
+        slurmdbd
+        say "slurmdbd started"
+    fi
+    for _ in $(seq 100); do sacctmgr -n list cluster >/dev/null 2>&1 && break; sleep 0.2; done
+    sacctmgr -n list cluster >/dev/null 2>&1 || die "slurmdbd does not answer: see $STATE/log/slurmdbd.log"
+}
+
+add_associations() {  # the cluster, an account per group with its GPU limit, each demo user
+    sacctmgr -n list cluster format=cluster | grep -qw local || sacctmgr -i add cluster local >/dev/null
+    local group login uid password name
+    for group in $GROUPS_OF_DEMO; do
+        sacctmgr -n list account "$group" format=account | grep -qw "$group" ||
+            sacctmgr -i add account "$group" Description="LDAP group $group" Organization=demo >/dev/null
+    done
+    while IFS=$'\t' read -r login uid password group name; do
+        add_slurm_user "$login" "$group"
+    done < <(users)
+}
+
+# After slurmctld has registered: only then does slurmdbd know the gres/gpu TRES.
+set_group_limits() {
+    local group limit
+    for _ in $(seq 50); do sacctmgr -n list tres type=gres format=name | grep -qw gpu && break; sleep 0.2; done
+    for group in $GROUPS_OF_DEMO; do
+        limit=$(tr ' ' '\n' <<<"$GROUP_GPU_LIMITS" | sed -n "s/^$group=//p")
+        sacctmgr -i modify account where name="$group" set GrpTRES="gres/gpu=${limit:--1}" >/dev/null
+    done
+    say "group GPU limits: ${GROUP_GPU_LIMITS:-none}"
+}
+
+# A Linux user's Slurm association (their group's account): what lets them submit at all.
+add_slurm_user() {
+    sacctmgr -n list user "$1" format=user | grep -qw "$1" ||
+        sacctmgr -i add user "$1" Account="$2" DefaultAccount="$2" >/dev/null
+}
+
 start_slurm() {
     install -d "$STATE/slurm/state" "$STATE/run" "$STATE/log" "$STATE/fakedev"
     for node in "${NODES[@]}"; do install -d "$STATE/slurm/spool/$node"; done
     for i in 0 1 2 3; do [ -c "$STATE/fakedev/nvidia$i" ] || mknod "$STATE/fakedev/nvidia$i" c 1 3; done
     chmod 0666 "$STATE"/fakedev/nvidia*
-    install -d /etc/slurm
-    render "$HERE/slurm.conf.in" /etc/slurm/slurm.conf
-    render "$HERE/gres.conf.in" /etc/slurm/gres.conf
     # The hub connects to the node name squeue reports: make the fake node names resolve.
     for node in "${NODES[@]}"; do
         grep -qE "^127\.0\.0\.1[[:space:]].*\b$node\b" /etc/hosts || echo "127.0.0.1 $node" >>/etc/hosts
     done
+    add_associations
     if alive "$STATE/run/slurmctld.pid"; then
         say "slurmctld already running"
     else
@@ -197,6 +265,7 @@ start_slurm() {
             scontrol update NodeName="$node" State=RESUME || true
         fi
     done
+    set_group_limits
     say "nodes: $(sinfo -h -o '%N %T %G' | tr '\n' ';')"
 }
 
@@ -205,6 +274,12 @@ start() {
     make_linux_users
     start_ldap
     start_munge
+    # slurm.conf first: sacctmgr reads it to find slurmdbd.
+    install -d /etc/slurm
+    render "$HERE/slurm.conf.in" /etc/slurm/slurm.conf
+    render "$HERE/gres.conf.in" /etc/slurm/gres.conf
+    start_mariadb
+    start_slurmdbd
     start_slurm
 }
 
@@ -217,12 +292,15 @@ stop() {
     fi
     for node in "${NODES[@]}"; do stop_pidfile "$STATE/run/slurmd-$node.pid" "slurmd $node"; done
     stop_pidfile "$STATE/run/slurmctld.pid" slurmctld
+    stop_pidfile "$STATE/run/slurmdbd.pid" slurmdbd
+    stop_pidfile /run/mysqld/mysqld.pid mariadb
     stop_pidfile "$STATE/run/slapd.pid" slapd
     stop_pidfile /run/munge/munged.pid munged
 }
 
 status() {
-    for pair in "slurmctld:$STATE/run/slurmctld.pid" "slurmd-gpu01:$STATE/run/slurmd-gpu01.pid" \
+    for pair in "mariadb:/run/mysqld/mysqld.pid" "slurmdbd:$STATE/run/slurmdbd.pid" \
+        "slurmctld:$STATE/run/slurmctld.pid" "slurmd-gpu01:$STATE/run/slurmd-gpu01.pid" \
         "slurmd-gpu02:$STATE/run/slurmd-gpu02.pid" "slapd:$STATE/run/slapd.pid" "munged:/run/munge/munged.pid"; do
         if alive "${pair#*:}"; then echo "${pair%%:*}: running"; else echo "${pair%%:*}: stopped"; fi
     done
@@ -231,7 +309,8 @@ status() {
 [ "$(id -u)" = 0 ] || die "run as root (it starts Slurm daemons and creates users)"
 case "${1:-}" in
     start) start ;;
+    add-user) add_slurm_user "${2:?login}" "${3:?account}" ;;
     stop) stop ;;
     status) status ;;
-    *) die "usage: $0 start|stop|status" ;;
+    *) die "usage: $0 start|stop|status|add-user LOGIN ACCOUNT" ;;
 esac

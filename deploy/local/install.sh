@@ -12,7 +12,7 @@ WITH_TESTS=0
 say() { printf '[install] %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || { echo "[install] run as root" >&2; exit 1; }
 
-packages=(slurm-wlm slurmctld slurmd slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates openssl lmod r-cran-irkernel)
+packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates openssl lmod r-cran-irkernel)
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).
 [ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql)
 missing=()
