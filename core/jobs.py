@@ -175,6 +175,40 @@ def _detail(line: str) -> JobDetail:
     )
 
 
+# What the portal asks sacct of a job Slurm's controller has forgotten (slurmdbd keeps it).
+SACCT_FORMAT = "JobID,User,State,ExitCode,Submit,Start,End,NodeList,Reason"
+
+
+def parse_sacct(text: str) -> list[JobDetail]:
+    """`sacct -X -n -P -o SACCT_FORMAT` lines: the job, or each task of an array ("12_3")."""
+    details = []
+    for line in text.splitlines():
+        parts = line.split("|")
+        if len(parts) < 9:
+            continue
+        job_id, user, state, exit_code, submit, start, end, nodes, reason = parts[:9]
+        base, _, task = job_id.partition("_")
+        state = state.split(" ", 1)[0]  # "CANCELLED by 10001"
+        code, _, sig = exit_code.partition(":")
+        ended = phase_of(state) is Phase.ENDED
+        details.append(
+            JobDetail(
+                job_id=base,
+                user=user,
+                state=state,
+                reason=reason,
+                exit_code=int(code) if ended and code.isdigit() else None,
+                signal=int(sig) if ended and sig.isdigit() else None,
+                nodes="" if nodes == "None assigned" else nodes,
+                submit_time=time_or_blank(submit),
+                start_time=time_or_blank(start),
+                end_time=time_or_blank(end),
+                array_task=task.strip("[]"),
+            )
+        )
+    return details
+
+
 # Which state an array shows when its tasks differ: any task still at work wins, then the
 # worst way a task ended; COMPLETED only when every task did.
 _ARRAY_PRECEDENCE = ("RUNNING", "COMPLETING", "CONFIGURING", "SUSPENDED", "REQUEUED", "PENDING")

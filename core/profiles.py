@@ -186,7 +186,9 @@ def profile_from_config(
             max_runtime=parse_runtime(str(entry.get("max_runtime", "24:00:00"))),
             description=str(entry.get("description", "")),
             max_gpus_per_node=max_gpus_per_node,
-            **_limits(entry),
+            idle_limit=_limit(entry, "idle_limit"),
+            gpu_idle_limit=_limit(entry, "gpu_idle_limit"),
+            queue_limit=_limit(entry, "queue_limit"),
         )
     except KeyError as missing:
         raise ProfileError(f"profile entry {dict(entry)!r} lacks {missing}") from None
@@ -216,7 +218,9 @@ def profile_from_record(record: Mapping[str, Any]) -> ResourceProfile:
             sbatch_options=tuple(sorted(dict(record.get("sbatch_options") or {}).items())),
             groups=frozenset(record.get("groups") or ()),
             max_gpus_per_node=int(record["gpus"]),
-            **_limits(record),
+            idle_limit=_limit(record, "idle_limit"),
+            gpu_idle_limit=_limit(record, "gpu_idle_limit"),
+            queue_limit=_limit(record, "queue_limit"),
         )
     except (KeyError, TypeError) as error:
         raise ProfileError(f"profile record {record.get('slug', '?')!r} lacks {error}") from None
@@ -226,9 +230,9 @@ def profile_from_record(record: Mapping[str, Any]) -> ResourceProfile:
         raise ProfileError(f"profile {record.get('slug', '?')}: {bad}") from None
 
 
-def _limits(entry: Mapping[str, Any]) -> dict[str, int]:
-    """The culling limits in a config entry or API record ("HH:MM:SS"; absent: never)."""
-    return {name: parse_runtime(str(entry.get(name) or "00:00:00")) for name in CULL_LIMITS}
+def _limit(entry: Mapping[str, Any], name: str) -> int:
+    """A culling limit in a config entry or API record ("HH:MM:SS"; absent: never)."""
+    return parse_runtime(str(entry.get(name) or "00:00:00"))
 
 
 def default_profile_config() -> list[dict[str, Any]]:

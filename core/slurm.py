@@ -14,9 +14,11 @@ from dataclasses import dataclass
 
 from core.capacity import JOBS_FORMAT, NODES_FORMAT, GpuJob, NodeGpus, parse_jobs, parse_nodes
 from core.jobs import (
+    SACCT_FORMAT,
     SQUEUE_FORMAT,
     JobDetail,
     JobInfo,
+    parse_sacct,
     parse_sbatch_parsable,
     parse_scontrol_jobs,
     parse_squeue,
@@ -286,6 +288,15 @@ class SlurmClient:
                 return []
             _raise_for(argv, result)
         return parse_scontrol_jobs(result.stdout)
+
+    async def accounting(self, job_id: str) -> list[JobDetail]:
+        """What Slurm's accounting (sacct, slurmdbd) keeps of a job after the controller forgot
+        it: the job, or each task of an array. SlurmError where there is no accounting."""
+        argv = [self._bin + "sacct", "-X", "-n", "-P", f"--format={SACCT_FORMAT}", f"-j{job_id}"]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        return parse_sacct(result.stdout)
 
     async def gpu_nodes(self) -> list[NodeGpus]:
         """Every node's GPUs, used and total (one sinfo)."""

@@ -148,6 +148,9 @@ class JobWatcher:
             # Slurm trouble is "unknown for now", never "gone": keep the last state seen.
             log.warning("Could not ask scontrol about job %s: %s", record.slurm_job_id, error)
             return
+        if detail is None:
+            # The controller forgot it (MinJobAge after its end): accounting still knows.
+            detail = next(iter(await self._from_accounting(record)), None)
         apply_detail(record, detail)
 
     async def _update_array(self, record: JobRecord) -> None:
@@ -156,7 +159,15 @@ class JobWatcher:
         except SlurmError as error:
             log.warning("Could not ask scontrol about array %s: %s", record.slurm_job_id, error)
             return
-        apply_array(record, details)
+        apply_array(record, details or await self._from_accounting(record))
+
+    async def _from_accounting(self, record: JobRecord) -> list[JobDetail]:
+        """sacct's record of a job the controller forgot; none where there is no accounting."""
+        try:
+            return await self._slurm.accounting(record.slurm_job_id)
+        except SlurmError as error:
+            log.info("No accounting record of job %s: %s", record.slurm_job_id, error)
+            return []
 
     async def refresh_one(self, session: Session, record: JobRecord) -> None:
         if not record.slurm_job_id or settled(record.state):

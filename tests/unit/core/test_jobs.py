@@ -3,6 +3,7 @@ import pytest
 from core.jobs import (
     ParseError,
     Phase,
+    parse_sacct,
     parse_sbatch_parsable,
     parse_scontrol_job,
     parse_squeue,
@@ -95,3 +96,26 @@ def test_scontrol_detail_of_a_pending_job_has_no_exit_code_yet() -> None:
     assert detail is not None
     assert (detail.exit_code, detail.start_time, detail.nodes) == (None, "", "")
     assert parse_scontrol_job("") is None
+
+
+def test_sacct_lines_for_a_job_and_an_array():
+    text = (
+        "22|bob|CANCELLED by 0|0:0|2026-11-23T10:39:48|None|2026-11-23T10:39:51|None assigned|"
+        "None\n30_1|alice|FAILED|3:0|2026-11-23T10:00:00|2026-11-23T10:00:01|"
+        "2026-11-23T10:05:00|gpu01|None\n"
+        "30_[2-3]|alice|PENDING|0:0|2026-11-23T10:00:00|Unknown|Unknown||AssocGrpGRES\n"
+    )
+    cancelled, failed, waiting = parse_sacct(text)
+    assert (cancelled.job_id, cancelled.state, cancelled.nodes, cancelled.start_time) == (
+        "22",
+        "CANCELLED",
+        "",
+        "",
+    )
+    assert (failed.job_id, failed.array_task, failed.exit_code, failed.nodes) == (
+        "30",
+        "1",
+        3,
+        "gpu01",
+    )
+    assert (waiting.array_task, waiting.exit_code, waiting.reason) == ("2-3", None, "AssocGrpGRES")

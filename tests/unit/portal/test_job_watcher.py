@@ -23,6 +23,8 @@ class FakeSlurm:
         self.details: dict[str, JobDetail] = {}
         self.fail = False
         self.squeue_calls = 0
+        # sacct's records; None: a cluster without accounting (sacct refuses).
+        self.accounted: dict[str, list[JobDetail]] | None = None
 
     async def jobs(self, job_ids: Iterable[str]) -> dict[str, JobInfo]:
         self.squeue_calls += 1
@@ -39,6 +41,11 @@ class FakeSlurm:
         if self.fail:
             raise SlurmError(["scontrol"], 1, "Socket timed out")
         return self.details.get(job_id)
+
+    async def accounting(self, job_id: str) -> list[JobDetail]:
+        if self.accounted is None:
+            raise SlurmError(["sacct"], 1, "Slurm accounting storage is disabled")
+        return self.accounted.get(job_id, [])
 
 
 @pytest.fixture
@@ -80,6 +87,19 @@ async def test_a_job_slurm_forgot_reads_as_ended(session: Session) -> None:
     gone = record(session, "21")
     await JobWatcher(FakeSlurm(), min_interval=0).refresh(session, [gone])  # type: ignore[arg-type]
     assert (gone.state, gone.reason) == ("ENDED", "Slurm no longer knows this job")
+
+
+async def test_a_job_the_controller_forgot_is_read_from_accounting(session: Session) -> None:
+    slurm = FakeSlurm()
+    slurm.accounted = {"22": [detail("22", "OUT_OF_MEMORY", 0)]}
+    forgotten, unknown = record(session, "22"), record(session, "23")
+    await JobWatcher(slurm, min_interval=0).refresh(session, [forgotten, unknown])  # type: ignore[arg-type]
+    assert (forgotten.state, forgotten.exit_code, forgotten.nodes) == (
+        "OUT_OF_MEMORY",
+        0,
+        "gpu[01-02]",
+    )
+    assert unknown.state == "ENDED"
 
 
 async def test_slurm_trouble_keeps_the_last_state_and_raises_nothing(session: Session) -> None:
