@@ -19,7 +19,8 @@ from core.partitions import SinfoFormatError, gpus_in_gres, parse_slurm_time
 # sinfo -N: node, partitions, GRES, GRES used, state.
 NODES_FORMAT = "NodeList:|,Partition:|,Gres:|,GresUsed:|,StateLong:"
 # squeue: id, state, partition, GRES per node, node count, time limit, end time, priority, nodes.
-JOBS_FORMAT = "%i|%T|%P|%b|%D|%l|%e|%Q|%N"
+# The last two (account, user) count a group's GPUs in use against its limit (core.accounting).
+JOBS_FORMAT = "%i|%T|%P|%b|%D|%l|%e|%Q|%N|%a|%u"
 
 _GPU = re.compile(r"gpu(?::([^:,()]+))?:(\d+)")
 # Node states whose GPUs can be given out (now, or when their jobs end).
@@ -54,6 +55,12 @@ class GpuJob:
     end: datetime | None  # when a running job's time limit ends it
     priority: int
     nodes: tuple[str, ...] = ()
+    account: str = ""
+    user: str = ""
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * self.node_count
 
 
 @dataclass
@@ -143,6 +150,7 @@ def parse_jobs(text: str) -> list[GpuJob]:
         if len(parts) < 9:
             continue
         job_id, state, partition, gres, count, limit, end, priority, nodes = parts[:9]
+        account, user = (parts[9], parts[10]) if len(parts) >= 11 else ("", "")
         gpus = gpus_in(gres)[1]
         if not gpus or state not in ("RUNNING", "PENDING"):
             continue
@@ -157,6 +165,8 @@ def parse_jobs(text: str) -> list[GpuJob]:
                 end=slurm_datetime(end),
                 priority=int(priority) if priority.isdigit() else 0,
                 nodes=expand_hostlist(nodes),
+                account=account,
+                user=user,
             )
         )
     return jobs

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from core.accounting import ASSOC_FORMAT, Associations, parse_associations
 from core.capacity import JOBS_FORMAT, NODES_FORMAT, GpuJob, NodeGpus, parse_jobs, parse_nodes
 from core.jobs import (
     SACCT_FORMAT,
@@ -83,7 +84,9 @@ class CommandResult:
 # the hub and the portal count Slurm calls for their metrics (spawner/metrics, portal/metrics).
 CommandObserver = Callable[[str, float, str], None]
 _observers: list[CommandObserver] = []
-SLURM_COMMANDS = frozenset({"sbatch", "squeue", "scancel", "sinfo", "scontrol", "srun", "sacct"})
+SLURM_COMMANDS = frozenset(
+    {"sbatch", "squeue", "scancel", "sinfo", "scontrol", "srun", "sacct", "sacctmgr"}
+)
 
 
 def observe_commands(observer: CommandObserver) -> None:
@@ -297,6 +300,14 @@ class SlurmClient:
         if result.returncode != 0:
             _raise_for(argv, result)
         return parse_sacct(result.stdout)
+
+    async def associations(self) -> Associations:
+        """Accounts' GPU limits and users' accounts (sacctmgr); SlurmError without accounting."""
+        argv = [self._bin + "sacctmgr", "-n", "-P", "show", "assoc", f"format={ASSOC_FORMAT}"]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        return parse_associations(result.stdout)
 
     async def gpu_nodes(self) -> list[NodeGpus]:
         """Every node's GPUs, used and total (one sinfo)."""

@@ -6,20 +6,24 @@ it when it is drawn and asks /hub/gpuportal/capacity for a fresh one while it st
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, ClassVar
 
 from tornado import web
 
+from core.accounting import Associations, GroupUse
 from core.capacity import describe_start, estimate_start, free_gpus
 from core.cluster_snapshot import ClusterSnapshot, Snapshot
 from core.profiles import ResourceProfile
-from core.slurm import SlurmClient
+from core.slurm import SlurmClient, SlurmError
 from spawner.json_handler import JsonHandler
 from spawner.metrics import record_capacity
 
 CAPACITY_PATH = "gpuportal/capacity"
+log = logging.getLogger(__name__)
 
 
 class Snapshots:
@@ -40,10 +44,37 @@ class Snapshots:
         return cls._made[key]
 
 
-def capacity_view(profiles: Iterable[ResourceProfile], snapshot: Snapshot | None) -> dict[str, Any]:
-    """What the page shows: per profile whether it starts now; per partition free/total GPUs."""
+class GroupLimits:
+    """The accounts' GPU limits (sacctmgr), read at most once a minute for the whole hub: they
+    change when an admin edits them, not with every job."""
+
+    _read: ClassVar[dict[tuple[str, float], tuple[float, Associations]]] = {}
+    TTL_S = 60.0
+
+    @classmethod
+    async def get(cls, *, bin_dir: str, timeout: float) -> Associations:
+        key = (bin_dir, timeout)
+        read_at, assocs = cls._read.get(key, (0.0, Associations()))
+        if time.monotonic() - read_at < cls.TTL_S:
+            return assocs
+        try:
+            assocs = await SlurmClient(bin_dir=bin_dir, timeout=timeout).associations()
+        except SlurmError as error:
+            # A cluster without accounting has no group limits to show; ask again later.
+            log.info("No group GPU limits from Slurm's accounting: %s", error.message)
+        cls._read[key] = (time.monotonic(), assocs)
+        return assocs
+
+
+def capacity_view(
+    profiles: Iterable[ResourceProfile],
+    snapshot: Snapshot | None,
+    group: GroupUse | None = None,
+) -> dict[str, Any]:
+    """What the page shows: per profile whether it starts now; per partition free/total GPUs;
+    the user's group's use of its GPU limit, where it has one."""
     if snapshot is None:
-        return {"known": False, "profiles": {}, "partitions": {}}
+        return {"known": False, "profiles": {}, "partitions": {}, "group": ""}
     now = datetime.now().replace(microsecond=0)
     shown: dict[str, Any] = {}
     partitions: dict[str, list[dict[str, Any]]] = {}
@@ -61,6 +92,9 @@ def capacity_view(profiles: Iterable[ResourceProfile], snapshot: Snapshot | None
             "start": start.isoformat() if start else None,
             "text": describe_start(start, now, profile.gpus),
         }
+        if group is not None and not group.fits(profile.gpus):
+            # Free GPUs or not, Slurm holds it until the group is under its limit.
+            shown[profile.slug].update(now=False, start=None, text=group.waits(profile.gpus))
         if profile.partition not in partitions:
             counts = free_gpus(snapshot.nodes, profile.partition)
             record_capacity(
@@ -77,6 +111,7 @@ def capacity_view(profiles: Iterable[ResourceProfile], snapshot: Snapshot | None
         "as_of": snapshot.as_of.strftime("%H:%M:%S"),
         "profiles": shown,
         "partitions": partitions,
+        "group": group.describe() if group is not None else "",
     }
 
 

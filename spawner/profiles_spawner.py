@@ -12,6 +12,7 @@ from sqlalchemy.orm import object_session
 from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
 from wrapspawner import ProfilesSpawner, WrapSpawner
 
+from core.accounting import group_use
 from core.lifecycle import Stage
 from core.profiles import (
     ProfileError,
@@ -28,7 +29,7 @@ from core.request import (
 )
 from core.resources import TEMPLATES_DIR
 from core.runtime import format_runtime, parse_runtime
-from spawner.capacity import CAPACITY_PATH, Snapshots, capacity_view
+from spawner.capacity import CAPACITY_PATH, GroupLimits, Snapshots, capacity_view
 from spawner.errors import spawn_error
 from spawner.profile_source import Offer, ProfileSource
 from spawner.shared_board import SharedBoardSpawner, check_folder, is_board
@@ -135,7 +136,12 @@ class GpuProfilesSpawner(ProfilesSpawner):
         )
         if profiles is None:
             profiles = (await self.offer()).profiles
-        return capacity_view(profiles, await snapshot.get_within(2.0))
+        taken = await snapshot.get_within(2.0)
+        assocs = await GroupLimits.get(
+            bin_dir=child.get("slurm_bin_dir", ""), timeout=float(child.get("slurm_timeout", 20.0))
+        )
+        group = group_use(assocs, self.user.name, taken.jobs) if taken is not None else None
+        return capacity_view(profiles, taken, group)
 
     def configured_profiles(self) -> list[ResourceProfile]:
         try:
