@@ -33,6 +33,9 @@ session_venv = os.environ.get("PORTAL_SESSION_VENV", "/opt/gpuportal/venv")
 # -- the hub and its proxy --------------------------------------------------------------
 c.JupyterHub.bind_url = f"http://{os.environ.get('PORTAL_HUB_BIND', '127.0.0.1')}:{port}"
 c.JupyterHub.hub_ip = os.environ.get("PORTAL_HUB_CONNECT_IP", "127.0.0.1")
+# Where jobs reach the hub's API when it listens on every address (docker-compose.yml: "hub").
+if os.environ.get("PORTAL_HUB_API_HOST"):
+    c.JupyterHub.hub_connect_ip = os.environ["PORTAL_HUB_API_HOST"]
 c.JupyterHub.hub_port = port + 81
 c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port + 1}"
 c.ConfigurableHTTPProxy.command = [

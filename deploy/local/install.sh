@@ -14,7 +14,7 @@ say() { printf '[install] %s\n' "$*"; }
 
 packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates openssl lmod r-cran-irkernel)
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).
-[ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql)
+[ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql docker-compose)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

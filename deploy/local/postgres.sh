@@ -8,7 +8,11 @@ set -euo pipefail
 STATE=${PORTAL_STATE:-/var/lib/portal-local}
 DATA=$STATE/pg
 PORT=${PORTAL_PG_PORT:-5433}
-PASSWORD=portal-test
+# Where it listens: this machine only; docker-compose.yml's `postgres` service listens for the
+# hub's container too (PORTAL_PG_LISTEN=0.0.0.0), and makes the portal's own database.
+LISTEN=${PORTAL_PG_LISTEN:-127.0.0.1}
+DATABASE=${PORTAL_PG_DATABASE:-}
+PASSWORD=${PORTAL_PG_PASSWORD:-portal-test}
 BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 
 say() { printf '[postgres] %s\n' "$*"; }
@@ -22,13 +26,16 @@ start() {
         as_pg "$BIN/initdb" -D "$DATA" -U postgres --auth-local=trust --auth-host=scram-sha-256 -E UTF8 >/dev/null
         say "initialised $DATA"
     fi
+    if [ "$LISTEN" != 127.0.0.1 ] && ! grep -q '^host all all 0.0.0.0/0' "$DATA/pg_hba.conf"; then
+        echo "host all all 0.0.0.0/0 scram-sha-256" >>"$DATA/pg_hba.conf"
+    fi
     chown postgres "$STATE/run"
     if ! as_pg "$BIN/pg_ctl" -D "$DATA" status >/dev/null 2>&1; then
         as_pg "$BIN/pg_ctl" -D "$DATA" -l "$DATA/server.log" -w -t 60 \
-            -o "-p $PORT -c listen_addresses=127.0.0.1 -k $STATE/run" start >/dev/null
-        say "started on 127.0.0.1:$PORT"
+            -o "-p $PORT -c listen_addresses=$LISTEN -k $STATE/run" start >/dev/null
+        say "started on $LISTEN:$PORT"
     else
-        say "already running on 127.0.0.1:$PORT"
+        say "already running on $LISTEN:$PORT"
     fi
     # CREATEDB: each test gets a fresh database of its own.
     as_pg psql -h "$STATE/run" -p "$PORT" -U postgres -qtA -v ON_ERROR_STOP=1 <<SQL >/dev/null
@@ -38,6 +45,11 @@ DO \$\$ BEGIN
   END IF;
 END \$\$;
 SQL
+    if [ -n "$DATABASE" ] && ! as_pg psql -h "$STATE/run" -p "$PORT" -U postgres -qtAc \
+        "SELECT 1 FROM pg_database WHERE datname = '$DATABASE'" | grep -q 1; then
+        as_pg createdb -h "$STATE/run" -p "$PORT" -U postgres -O portal "$DATABASE"
+        say "database $DATABASE"
+    fi
 }
 
 stop() {

@@ -1,0 +1,106 @@
+"""docker-compose.yml, checked without a container engine (this machine cannot run one): the
+file is what `docker-compose config` accepts, each service runs a part the local scripts start
+in `make demo` and `make test`, and the Slurm configs the containers write are the golden ones.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+SERVICES = {"ldap", "slurmctld", "gpu01", "gpu02", "postgres", "hub"}
+CLUSTER_SH = (REPO / "deploy/local/cluster.sh").read_text()
+RUN_SH = (REPO / "deploy/docker/run.sh").read_text()
+
+
+def _compose_config() -> dict:
+    if shutil.which("docker-compose") is None:
+        pytest.skip("docker-compose is not installed (deploy/local/install.sh --test installs it)")
+    result = subprocess.run(
+        ["docker-compose", "-f", str(REPO / "docker-compose.yml"), "config"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    return yaml.safe_load(result.stdout)
+
+
+def _function(name: str) -> str:
+    """The body of a shell function in cluster.sh."""
+    match = re.search(rf"^{name}\(\) \{{.*?^\}}", CLUSTER_SH, re.S | re.M)
+    assert match, name
+    return match.group(0)
+
+
+def _calls(body: str) -> set[str]:
+    """The cluster.sh functions a function's body calls (comments and its own line left out)."""
+    functions = set(re.findall(r"^([a-z_]+)\(\) \{", CLUSTER_SH, re.M))
+    code = "\n".join(line.split("#", 1)[0] for line in body.splitlines()[1:])
+    return {word for word in re.findall(r"\b[a-z_]+\b", code) if word in functions}
+
+
+def test_compose_accepts_the_file_and_every_part_is_there():
+    config = _compose_config()
+    services = config["services"]
+    assert set(services) == SERVICES
+    for name, service in services.items():
+        assert service["build"]["dockerfile"] == "deploy/docker/Dockerfile", name
+        assert service["healthcheck"]["test"], name
+        for volume in service.get("volumes", []):
+            assert volume.split(":")[0] in config["volumes"], (name, volume)
+    assert [str(port).removesuffix("/tcp") for port in services["hub"]["ports"]] == [
+        "127.0.0.1:8000:8000"
+    ]
+    # The hub starts last, once everything it needs answers.
+    assert set(services["hub"]["depends_on"]) == {"ldap", "postgres", "gpu01", "gpu02"}
+    assert all(
+        dep["condition"] == "service_healthy" for dep in services["hub"]["depends_on"].values()
+    )
+
+
+def test_the_image_is_debian_12_built_by_the_projects_install_script():
+    dockerfile = (REPO / "deploy/docker/Dockerfile").read_text()
+    assert re.search(r"^FROM debian:12$", dockerfile, re.M)
+    assert "bash deploy/local/install.sh" in dockerfile
+    assert 'ENTRYPOINT ["bash", "deploy/docker/run.sh"]' in dockerfile
+
+
+def test_each_service_runs_a_part_that_the_local_start_runs_too():
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    roles = set(re.findall(r"^    ([a-z]+)\)", RUN_SH, re.M))
+    for name, service in compose["services"].items():
+        assert service["command"][0] in roles, name
+    # run.sh hands each role to cluster.sh's parts, postgres.sh start or hub.sh start: the
+    # commands of `make demo` / `make test`.
+    parts = set(re.findall(r'cluster\.sh" (ldap|controller|node|client)\b', RUN_SH))
+    assert parts == {"ldap", "controller", "node", "client"}
+    assert 'postgres.sh" start' in RUN_SH and 'hub.sh" start' in RUN_SH
+    # Every function a part runs is one the one-machine `start` runs as well.
+    local = _calls(_function("start")) | _calls(_function("start_slurm"))
+    in_parts = _calls(_function("part")) - {"die", "wait_for_munge_key"}
+    assert in_parts <= local, in_parts - local
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="cluster.sh runs as root")
+def test_the_containers_slurm_configs_are_the_golden_ones(tmp_path):
+    env = {**os.environ, "PORTAL_STATE": "/var/lib/portal-local", "PORTAL_CLUSTER_HOSTS": "compose"}
+    subprocess.run(
+        ["bash", str(REPO / "deploy/local/cluster.sh"), "render", str(tmp_path / "etc")],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    golden = REPO / "deploy/docker/golden"
+    for name in ("slurm.conf", "gres.conf", "slurmdbd.conf"):
+        assert (tmp_path / "etc" / name).read_text() == (golden / name).read_text(), name
+    slurm_conf = (golden / "slurm.conf").read_text()
+    assert "SlurmctldHost=slurmctld" in slurm_conf
+    assert "NodeName=gpu01 NodeHostname=gpu01 NodeAddr=gpu01" in slurm_conf
