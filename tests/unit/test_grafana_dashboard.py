@@ -1,11 +1,16 @@
 """The Grafana dashboard (deploy/grafana/gpuportal-dashboard.json): the fields Grafana needs to
-import it, and a panel for every figure the hub and the portal export."""
+import it, a panel for every figure the hub and the portal export, and Grafana's own dashboard
+schema (@grafana/schema, checked with tsc by deploy/grafana/check_dashboard.sh)."""
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from pathlib import Path
+
+import pytest
 
 import spawner.metrics
 from portal import metrics as portal_metrics
@@ -54,3 +59,33 @@ def test_every_exported_figure_has_a_panel() -> None:
     # ...and those names are the ones the code defines (a renamed metric fails here).
     assert portal_metrics.JOB_SUBMISSIONS._name == "gpuportal_job_submissions"
     assert spawner.metrics.QUEUE_WAIT._name == "gpuportal_queue_wait_seconds"
+
+
+def _schema_check(dashboard: Path) -> subprocess.CompletedProcess[str]:
+    if shutil.which("npm") is None:
+        pytest.skip("npm is not installed (deploy/local/install.sh installs it)")
+    script = DASHBOARD.parent / "check_dashboard.sh"
+    return subprocess.run(
+        ["bash", str(script), str(dashboard)], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_grafana_schema_accepts_the_dashboard() -> None:
+    result = _schema_check(DASHBOARD)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_grafana_schema_refuses_a_broken_dashboard(tmp_path: Path) -> None:
+    board = json.loads(DASHBOARD.read_text())
+    wrong_type = {**board, "panels": [{**board["panels"][0], "gridPos": {"h": "tall"}}]}
+    unknown_field = {**board, "refreshEvery": "5s"}
+    expected = {
+        "wrong-type": (wrong_type, "is not assignable to type 'number'"),
+        "unknown-field": (unknown_field, "'\"refreshEvery\"' does not exist in type 'Dashboard'"),
+    }
+    for name, (broken, error) in expected.items():
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(broken))
+        result = _schema_check(path)
+        assert result.returncode != 0, name
+        assert error in result.stdout, result.stdout
