@@ -30,6 +30,7 @@ ACTIONS = frozenset(
         "logout",
         "spawn",
         "stop",
+        "stop_request",
         "extend",
         "share_tensorboard",
         "profile_edit",

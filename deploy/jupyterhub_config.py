@@ -55,6 +55,8 @@ c.JupyterHub.tornado_settings = {
     # 10 s of a blank browser while the job sits in the queue). A session that is ready in
     # time opens straight away; any other shows where it stands from the first second.
     "slow_spawn_timeout": 1,
+    # JupyterHub's request log, which also writes who asked for each stop to the audit stream.
+    "log_function": spawner.audit.log_request_and_stops,
 }
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 # The audit streams (JSON lines, rotated), the hub's and the portal's: /services/portal/admin/audit.

@@ -108,6 +108,12 @@ def test_idle_session_is_culled_and_an_active_one_kept(
     assert moved(before, after, "gpuportal_culls_total", reason="idle") == 1
     [stop] = [e for e in events(hub, carol, action="stop", user="alice") if e["job"] == alice_job]
     assert (stop["by"], stop["why"]) == ("culler", "culled: idle")
+    # Who asked, as the hub's request log saw it: the culler's service; then an admin.
+    asked = events(hub, carol, action="stop_request", user="alice")
+    assert (asked[0]["by"], asked[0]["role"]) == ("idle-culler", "service"), asked[0]
+    hub.stop_all(hub.login("carol"), "bob")
+    asked = events(hub, carol, action="stop_request", user="bob")
+    assert (asked[0]["by"], asked[0]["role"]) == ("carol", "admin"), asked[0]
 
 
 def test_session_queued_past_its_limit_is_cancelled(
