@@ -64,7 +64,8 @@ async def read_utilisation(environ: dict[str, str], timeout: float = 10.0) -> li
     gpus = job_gpus(environ)
     program = environ.get("GPUPORTAL_NVIDIA_SMI") or shutil.which("nvidia-smi")
     if not program:
-        raise NotMeasured(f"nvidia-smi is not installed on {socket.gethostname()}")
+        node = environ.get("SLURMD_NODENAME") or socket.gethostname()
+        raise NotMeasured(f"nvidia-smi is not installed on {node}")
     try:
         proc = await asyncio.create_subprocess_exec(
             program,

@@ -32,8 +32,9 @@ def test_a_job_without_gpus_is_not_measured():
 
 def test_no_nvidia_smi_says_where(monkeypatch):
     monkeypatch.setenv("PATH", "/nonexistent")
-    with pytest.raises(NotMeasured, match="nvidia-smi is not installed on"):
-        asyncio.run(read_utilisation({"CUDA_VISIBLE_DEVICES": "0", "PATH": "/nonexistent"}))
+    environ = {"CUDA_VISIBLE_DEVICES": "0", "SLURMD_NODENAME": "gpu01"}
+    with pytest.raises(NotMeasured, match=r"^nvidia-smi is not installed on gpu01$"):
+        asyncio.run(read_utilisation(environ))
 
 
 def _fake_smi(tmp_path: Path, body: str) -> str:
