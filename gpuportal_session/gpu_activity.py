@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-from tornado.ioloop import PeriodicCallback
+from tornado.ioloop import IOLoop, PeriodicCallback
 
 # A GPU at or above this utilisation (percent, nvidia-smi's utilization.gpu) is at work.
 BUSY_PERCENT = 5
@@ -163,6 +163,6 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     reporter = GpuReporter(environ, serverapp.log)
     serverapp.web_app.settings["gpuportal_gpu_watch"] = reporter.watch
     # The first reading at once, so the hub knows within seconds whether GPUs are measured.
-    asyncio.get_event_loop().call_soon(lambda: asyncio.ensure_future(reporter.sample()))
+    IOLoop.current().add_callback(reporter.sample)
     PeriodicCallback(reporter.sample, seconds * 1000).start()
     serverapp.log.info("gpuportal: GPU use read every %g s for the hub's culling", seconds)

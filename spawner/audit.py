@@ -26,35 +26,28 @@ audit = _stream.write
 _STOP = re.compile(r"/api/users/(?P<user>[^/]+)/server(?:s/(?P<server>[^/]+))?/?$")
 
 
-def stop_requester(handler: Any) -> tuple[str, str] | None:
-    """(who, as what) of a request that stopped a server; None for any other request."""
+def stop_request(handler: Any) -> dict[str, str] | None:
+    """The audit fields of a request that stopped a server (whose, by whom, as what); None for
+    any other request."""
     request = handler.request
     match = _STOP.search(request.path)
     if request.method != "DELETE" or match is None or handler.get_status() not in (202, 204):
         return None
+    owner = unquote(match["user"])
     who = getattr(handler, "_jupyterhub_user", None) or handler.current_user
     name = str(getattr(who, "name", "") or "")
     if type(who).__name__ == "Service":
         role = "service"
-    elif name == unquote(match["user"]):
+    elif name == owner:
         role = "owner"
     else:
         role = "admin"
-    return name, role
+    return {"user": owner, "server": unquote(match["server"] or ""), "by": name, "role": role}
 
 
 def log_request_and_stops(handler: Any) -> None:
     """JupyterHub's own request log, then the audit record of a stop (see above)."""
     log_request(handler)
-    found = stop_requester(handler)
-    if found is None:
-        return
-    match = _STOP.search(handler.request.path)
-    assert match is not None
-    audit(
-        "stop_request",
-        user=unquote(match["user"]),
-        server=unquote(match["server"] or ""),
-        by=found[0],
-        role=found[1],
-    )
+    fields = stop_request(handler)
+    if fields is not None:
+        audit("stop_request", **fields)

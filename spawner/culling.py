@@ -13,7 +13,6 @@ in the audit stream and in the culls metric.
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import UTC, datetime
 from typing import Any
@@ -60,7 +59,7 @@ class GpuActivityHandler(JsonHandler):
         if not self.current_user or not self.require_scope("users:activity"):
             return
         try:
-            report = json.loads(self.request.body or b"{}")
+            report = self.json_body()
             use = GpuUse.from_report(report)
         except (ValueError, GpuReportError) as error:
             self.send({"error": f"not a GPU reading: {error}"}, 400)
@@ -79,16 +78,14 @@ class CullCheckHandler(JsonHandler):
 
     async def post(self) -> None:
         try:
-            body = json.loads(self.request.body or b"{}")
+            body = self.json_body()
             name, server = str(body["user"]), str(body.get("server", ""))
             inactive = float(body["inactive"])
         except (ValueError, KeyError, TypeError):
             self.send({"error": 'send {"user": NAME, "server": NAME, "inactive": SECONDS}'}, 400)
             return
         # Only a caller that may stop this server may ask (the culler's role has it).
-        scopes = self.expanded_scopes
-        if "delete:servers" not in scopes and f"delete:servers!user={name}" not in scopes:
-            self.send({"error": f"this token may not stop {name}'s servers"}, 403)
+        if not self.require_scope("delete:servers", user=name):
             return
         child = child_of(self.find_user(name), server)
         if child is None or child.job_id == "":

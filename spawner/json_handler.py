@@ -20,10 +20,18 @@ class JsonHandler(BaseHandler):  # type: ignore[misc]
         self.set_header("Cache-Control", "no-store")
         self.finish(json.dumps(body))
 
-    def require_scope(self, scope: str) -> bool:
-        """Whether the caller holds `scope` for their own user ("servers", "read:servers");
-        if not, a 403 that names it has been sent. A browser's login holds the user's own."""
-        name = self.current_user.name
+    def json_body(self) -> dict[str, Any]:
+        """The request's JSON object (empty body: {}); ValueError if it is not one."""
+        body = json.loads(self.request.body or b"{}")
+        if not isinstance(body, dict):
+            raise ValueError("send a JSON object")
+        return body
+
+    def require_scope(self, scope: str, user: str = "") -> bool:
+        """Whether the caller holds `scope` for `user` (default: their own), e.g. "servers",
+        "read:servers"; if not, a 403 that names it has been sent. A browser's login holds the
+        user's own."""
+        name = user or self.current_user.name
         have = self.expanded_scopes
         if scope in have or f"{scope}!user={name}" in have:
             return True

@@ -11,7 +11,6 @@ maximum, and writes an audit record.
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any
 
@@ -21,7 +20,7 @@ from core.environments import SoftwareEnvironment
 from core.jobs import JobInfo
 from core.lifecycle import Stage
 from core.profiles import ResourceProfile, find_profile
-from core.runtime import RuntimeFormatError, describe_runtime, format_runtime, parse_runtime
+from core.runtime import describe_runtime, format_runtime, parse_runtime
 from core.session_clock import (
     ExtendRefused,
     SessionClock,
@@ -159,9 +158,9 @@ class ExtendHandler(JsonHandler):
             return
         user = self.current_user
         try:
-            body = json.loads(self.request.body or b"{}")
+            body = self.json_body()
             server, add = body.get("server", ""), parse_runtime(str(body.get("add", "")))
-        except (ValueError, AttributeError, RuntimeFormatError):
+        except ValueError:  # RuntimeFormatError too
             self.send({"error": 'send {"server": "", "add": "01:00:00"} (add as HH:MM:SS)'}, 400)
             return
         # The database's list, not user.spawners: that holds only the servers this hub process

@@ -9,7 +9,6 @@ with it. GET lists the user's shared boards and the groups they may share with.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -78,13 +77,12 @@ class BoardsHandler(JsonHandler):
             return
         user = self.current_user
         try:
-            body = json.loads(self.request.body or b"{}")
+            body = self.json_body()
             folder = check_folder(body.get("folder", ""))
             group_name = str(body.get("group", ""))
-        except (ValueError, AttributeError) as error:
-            message = str(error) if isinstance(error, ValueError) else "send a JSON object"
+        except ValueError as error:
             self.send(
-                {"error": f'{message} (send {{"folder": "/home/you/runs", "group": "ds"}})'}, 400
+                {"error": f'{error} (send {{"folder": "/home/you/runs", "group": "ds"}})'}, 400
             )
             return
         group = next((g for g in user.groups if g.name == group_name), None)

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from spawner.audit import stop_requester
+from spawner.audit import stop_request
 
 
 @dataclass
@@ -38,9 +38,27 @@ class Handler:
 @pytest.mark.parametrize(
     ("method", "path", "status", "who", "expected"),
     [
-        ("DELETE", "/hub/api/users/alice/server", 204, User("alice"), ("alice", "owner")),
-        ("DELETE", "/hub/api/users/bob/servers/big", 202, User("carol"), ("carol", "admin")),
-        ("DELETE", "/hub/api/users/alice/server", 204, Service(), ("idle-culler", "service")),
+        (
+            "DELETE",
+            "/hub/api/users/alice/server",
+            204,
+            User("alice"),
+            ("alice", "", "alice", "owner"),
+        ),
+        (
+            "DELETE",
+            "/hub/api/users/bob/servers/big",
+            202,
+            User("carol"),
+            ("bob", "big", "carol", "admin"),
+        ),
+        (
+            "DELETE",
+            "/hub/api/users/alice/server",
+            204,
+            Service(),
+            ("alice", "", "idle-culler", "service"),
+        ),
         # Not a stop, or a stop that was refused: no record.
         ("DELETE", "/hub/api/users/alice/server", 403, User("dave"), None),
         ("POST", "/hub/api/users/alice/server", 201, User("alice"), None),
@@ -48,4 +66,6 @@ class Handler:
     ],
 )
 def test_who_stopped(method, path, status, who, expected):
-    assert stop_requester(Handler(method, path, status, who)) == expected
+    fields = stop_request(Handler(method, path, status, who))
+    keys = ("user", "server", "by", "role")
+    assert fields == (dict(zip(keys, expected, strict=True)) if expected else None)
