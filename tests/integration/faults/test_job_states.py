@@ -59,8 +59,10 @@ def test_suspended_then_requeued_session_is_kept_and_comes_back(hub: Hub, clean:
 def test_session_at_its_time_limit_ends_with_a_message(hub: Hub, clean: None):
     alice, _, _ = running_session(hub, "alice", runtime="00:01:00")
     wait_for(lambda: hub.server(alice, "alice") is None, 180, "the time limit", step=2)
-    assert "Your session (job" in home_page(hub, alice)
-    assert "reached its 1 min time limit." in home_page(hub, alice)
+    page = home_page(hub, alice)
+    # One read of the page, and the note itself in a failure (not the whole page).
+    note = page[page.find('id="session-note"') :].split("</div>", 1)[0]
+    assert "Your session (job" in note and "reached its 1 min time limit." in note, note
     assert user_jobs("alice") == []
 
 
