@@ -41,8 +41,8 @@ LAUNCHER_HELP = {
         "command": "one rank per GPU, e.g. python train.py or ./a.out by absolute path",
     },
     "srun": {
-        "about": "srun runs it once per node, with all of the node's GPUs: `hostname` on 2 nodes "
-        "prints both names.",
+        "about": "srun runs it once per node, with all of the node's GPUs: hostname on 2 nodes "
+        "prints both node names.",
         "command": "run once per node, without a shell, e.g. hostname or nvidia-smi -L",
     },
 }
