@@ -56,6 +56,21 @@ class CullLimits:
     def limit(self, reason: Reason) -> int:
         return {Reason.IDLE: self.idle, Reason.GPU_IDLE: self.gpu_idle}.get(reason, self.queued)
 
+    def start_wait(self, startup: int) -> int:
+        """How long the hub may wait for such a session to start, in seconds: its time in the
+        queue plus `startup`, what JupyterLab may take once its job runs.
+
+        The hub ends a spawn that takes longer than this (its start_timeout), so it must not be
+        shorter than the queue limit: a GPU job often waits longer than any fixed timeout, and
+        the queue limit (applied by the spawner, with words saying so) is what ends such a
+        wait. With no queue limit, the session waits as long as Slurm keeps its job.
+        """
+        return startup + (self.queued or UNLIMITED_QUEUE_WAIT)
+
+
+# "As long as Slurm keeps the job": the hub needs a number (a week).
+UNLIMITED_QUEUE_WAIT = 7 * 24 * 3600
+
 
 def _seconds(value: Any) -> int:
     return value if isinstance(value, int) and value > 0 else 0

@@ -124,7 +124,9 @@ c.GpuSlurmSpawner.slurm_timeout = float(slurm_timeout)
 # (Spawner, not GpuSlurmSpawner: the profile chooser links its own args onto the child.)
 c.Spawner.args = ["--LabApp.extension_manager=readonly"]
 c.Spawner.default_url = "/lab"
-c.Spawner.start_timeout = 300
+# How long JupyterLab may take to start once its job runs; a spawn also waits its profile's
+# queue limit in the queue (GpuProfilesSpawner adds it: core.culling.CullLimits.start_wait).
+c.Spawner.start_timeout = int(os.environ.get("PORTAL_START_TIMEOUT", "300"))
 c.Spawner.http_timeout = 60
 # How often the hub asks each server's job how it is (one shared squeue for all of them).
 c.Spawner.poll_interval = int(os.environ.get("PORTAL_POLL_INTERVAL", "30"))

@@ -13,6 +13,7 @@ from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, defau
 from wrapspawner import ProfilesSpawner, WrapSpawner
 
 from core.accounting import group_use
+from core.culling import CullLimits
 from core.lifecycle import Stage
 from core.profiles import (
     ProfileError,
@@ -94,6 +95,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
     _resume_request = ""
     # Why the last session ended, for the home page ("reached its 8 h time limit").
     _last_note = ""
+    _configured_start_timeout: int | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         self._good_options = {}
@@ -235,8 +237,18 @@ class GpuProfilesSpawner(ProfilesSpawner):
             self.log.warning("Resuming %s on job %s", self._log_name, self._resume_request)
         else:
             self._good_options = self._request.as_user_options()
+        # A resumed job is past its submission: let it wait as long as Slurm keeps it.
+        limits = CullLimits.of(self._request.profile) if self._request else CullLimits()
+        self.start_timeout = limits.start_wait(self._startup_timeout())
         self._store_options(self._good_options)
         return await maybe_future(super().run_pre_spawn_hook())
+
+    def _startup_timeout(self) -> int:
+        """The configured start_timeout, read before a spawn widened it (run_pre_spawn_hook):
+        how long JupyterLab may take to start once its job runs."""
+        if self._configured_start_timeout is None:
+            self._configured_start_timeout = int(self.start_timeout)
+        return self._configured_start_timeout
 
     def _store_options(self, options: dict[str, str]) -> None:
         self.user_options = dict(options)

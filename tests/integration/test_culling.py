@@ -7,6 +7,7 @@ profile with one-minute limits shows each rule within two minutes.
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 import pytest
@@ -14,7 +15,13 @@ import requests
 
 from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import cancel_user_jobs, user_jobs
-from tests.integration.faults.helpers import failed_spawn_message, fill_gpus, home_page, spawn
+from tests.integration.faults.helpers import (
+    failed_spawn_message,
+    fill_gpus,
+    home_page,
+    spawn,
+    state_of,
+)
 from tests.integration.test_audit import events
 from tests.integration.test_cli import token_of
 from tests.integration.test_metrics import moved, scrape
@@ -133,3 +140,27 @@ def test_session_queued_past_its_limit_is_cancelled(
     wait_for(lambda: user_jobs("alice") == [], 30, "alice's queued job to be cancelled")
     assert f"so its job {job_id} was cancelled" in home_page(hub, alice)
     assert blockers
+
+
+def test_a_queued_session_waits_past_the_hubs_start_timeout(hub: Hub, clean: None) -> None:
+    """The hub's start_timeout counts on top of the queue: a spawn behind full nodes is kept
+    past it (its profile's queue limit is 4 h) and starts when GPUs come free."""
+    hub.extra_env["PORTAL_START_TIMEOUT"] = "20"
+    hub.restart()
+    try:
+        blockers = fill_gpus("gpu01", "gpu02")
+        alice = hub.login("alice")
+        assert spawn(hub, alice, "alice").status_code in (201, 202)
+        [job_id] = wait_for(lambda: user_jobs("alice", "%i"), 20, "alice's job")
+        time.sleep(40)  # twice the start timeout
+        assert state_of(job_id) == "PENDING"
+        server = hub.server(alice, "alice")
+        assert server is not None and server["pending"] == "spawn", server
+        subprocess.run(["scancel", *blockers], check=True, timeout=20)
+        hub.wait_ready(alice, "alice")
+        assert user_jobs("alice", "%i") == [job_id]
+    finally:
+        cancel_user_jobs("carol")
+        hub.stop_all(hub.login("carol"), "alice")
+        del hub.extra_env["PORTAL_START_TIMEOUT"]
+        hub.restart()

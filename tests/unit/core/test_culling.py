@@ -126,3 +126,15 @@ def test_profile_limits_are_checked_and_read_from_the_portal():
     }
     profile = profile_from_record(record)
     assert CullLimits.of(profile) == CullLimits(idle=3600, gpu_idle=0, queued=0)
+
+
+@pytest.mark.parametrize(
+    ("queued", "startup", "wait"),
+    [
+        (4 * 3600, 300, 4 * 3600 + 300),  # the default profile: 4 h in the queue, then 5 min
+        (60, 300, 360),  # the queue limit ends the wait first, with words saying so
+        (0, 300, 7 * 24 * 3600 + 300),  # no queue limit: as long as Slurm keeps the job
+    ],
+)
+def test_the_hub_waits_for_a_start_as_long_as_the_queue_limit_allows(queued, startup, wait):
+    assert CullLimits(queued=queued).start_wait(startup) == wait
