@@ -33,7 +33,7 @@ BLOCKERS = [  # node, GPUs, limit (min), runs for (s)
     ("gpu02", 2, 4, 60),
 ]
 # Each waits for a blocker, none for another session: a session (JupyterLab) runs to its limit,
-# and a wait past the hub's start_timeout (300 s) would end the spawn.
+# which would make the bench last hours.
 SPAWNS = ["gpu-4", "gpu-2", "gpu-1", "gpu-1"]
 
 
