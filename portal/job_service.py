@@ -134,8 +134,9 @@ async def check_against_cluster(job: BatchJob, catalog: PartitionCatalog) -> lis
             problems.append(
                 Problem(
                     "nodes",
-                    f"partition {job.partition} has {fitting} nodes that can hold "
-                    f"{job.gpus_per_node} GPUs each; asked for {job.nodes}",
+                    f"partition {job.partition} has {fitting} "
+                    f"node{'' if fitting == 1 else 's'} that can hold {job.gpus_per_node} "
+                    f"GPU{'' if job.gpus_per_node == 1 else 's'} each; asked for {job.nodes}",
                 )
             )
     if partition.max_time is not None and job.runtime > partition.max_time:

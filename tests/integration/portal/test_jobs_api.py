@@ -44,6 +44,7 @@ def no_jobs() -> Iterator[None]:
     [
         ({"nodes": 0}, "nodes", "greater than or equal to 1"),
         ({"nodes": 3}, "nodes", "partition gpu has 2 nodes that can hold 2 GPUs each"),
+        ({"nodes": 3, "gpus_per_node": 1}, "nodes", "has 2 nodes that can hold 1 GPU each"),
         ({"gpus_per_node": 5}, "gpus_per_node", "have at most 4 GPUs"),
         (
             {"script": "/home/bob/train.py"},
