@@ -19,6 +19,8 @@ from core.slurm import SlurmClient, SlurmError
 from core.states import Phase
 from core.tags import SessionTag, parse_tag
 from portal.db import Database
+from portal.job_service import settled
+from portal.job_watcher import apply_detail
 from portal.models import JobRecord
 
 log = logging.getLogger(__name__)
@@ -27,15 +29,15 @@ log = logging.getLogger(__name__)
 SESSION_LAUNCHER = "jupyterlab"
 
 
-def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> int:
-    """Add a record for each session job of this hub not yet recorded; how many were added."""
+def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> list[JobRecord]:
+    """Add a record for each session job of this hub not yet recorded; the records added."""
     found = {}
     for job in jobs:
         tag = parse_tag(job.comment)
         if isinstance(tag, SessionTag) and tag.hub == hub_id:
             found[job.job_id] = (job, tag)
     if not found:
-        return 0
+        return []
     known = set(
         session.scalars(
             select(JobRecord.slurm_job_id).where(
@@ -43,12 +45,12 @@ def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> in
             )
         )
     )
-    added = 0
+    added = []
     for job_id, (job, tag) in found.items():
         if job_id in known:
             continue
         waiting = job.phase in (Phase.QUEUED, Phase.REQUEUED)
-        session.add(
+        added.append(
             JobRecord(
                 user=tag.user,
                 name=tag.server or "default",
@@ -64,9 +66,24 @@ def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> in
                 expected_start=time_or_blank(job.start) if waiting else "",
             )
         )
-        added += 1
+    session.add_all(added)
     session.commit()
     return added
+
+
+async def record_new_sessions(session: Session, slurm: SlurmClient, *, hub_id: str) -> int:
+    """One look at squeue for sessions not yet recorded; how many were added.
+
+    A session that had already ended when it was first seen (one shorter than the look's
+    interval) is settled at once and the job watcher never asks about it again: its times and
+    exit code are read from scontrol now, or its record would show none.
+    """
+    added = record_sessions(session, await slurm.tagged(alive_only=False), hub_id=hub_id)
+    for record in added:
+        if settled(record.state):
+            apply_detail(record, await slurm.job_detail(record.slurm_job_id))
+    session.commit()
+    return len(added)
 
 
 async def scan_forever(
@@ -75,9 +92,8 @@ async def scan_forever(
     """The portal's background look for new sessions (one squeue each time)."""
     while True:
         try:
-            jobs = await slurm.tagged(alive_only=False)
             with database.sessions() as session:
-                added = record_sessions(session, jobs, hub_id=hub_id)
+                added = await record_new_sessions(session, slurm, hub_id=hub_id)
             if added:
                 log.info("Recorded %d new session(s) in the job history", added)
         except (SlurmError, OSError) as error:  # Slurm down, or no squeue on this host

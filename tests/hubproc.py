@@ -55,6 +55,9 @@ class Hub:
             PORTAL_SESSION_VENV=str(VENV_BIN.parent),
             # Faults (suspend, requeue, time limit) show within seconds, not half a minute.
             PORTAL_POLL_INTERVAL="3",
+            # Its own tag on its jobs: a `make demo` hub running beside it must not take over
+            # (resume) the tests' sessions, nor the portals record each other's.
+            PORTAL_HUB_ID="test",
             # Group changes in LDAP reach the hub within seconds (tests/integration/security).
             PORTAL_AUTH_REFRESH_AGE="4",
             # Culling within seconds of a limit (tests/integration/test_culling.py).

@@ -116,5 +116,7 @@ def test_sessions_join_the_history_and_stay_after_they_end(
     hub.stop_server(alice, "alice")
     ended = {"CANCELLED", "COMPLETED", "ENDED"}
     wait_for(lambda: (this_one() or {}).get("state") in ended, 90, "the record to say it ended")
+    stopped = this_one() or {}
+    assert stopped["started_at"] and stopped["ended_at"] >= stopped["started_at"], stopped
     removed = requests.delete(f"{hub.url}{JOBS}/{record['id']}/record", headers=headers, timeout=60)
     assert removed.status_code == 204 and this_one() is None

@@ -95,7 +95,7 @@ def test_a_second_named_session_runs_beside_the_first_within_the_limit(
     page.wait_for_url("**/user/alice/second/lab**", timeout=120_000)
 
     tags = sorted(line.split("|")[1] for line in user_jobs("alice", "%i|%k"))
-    assert tags == ["gpuportal:session:local:alice:", "gpuportal:session:local:alice:second"]
+    assert tags == ["gpuportal:session:test:alice:", "gpuportal:session:test:alice:second"]
     page.goto(f"{hub.url}/hub/home")
     for server in ("", "second"):
         card(page, server).locator(".gp-state", has_text="Running").wait_for()

@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from sqlalchemy import select
 
-from core.jobs import JobInfo
+from core.jobs import JobDetail, JobInfo
 from core.tags import batch_tag, session_tag
 from portal import db
 from portal.models import JobRecord
-from portal.session_history import SESSION_LAUNCHER, record_sessions
+from portal.session_history import SESSION_LAUNCHER, record_new_sessions, record_sessions
 
 
 def job(job_id: str, state: str, comment: str, start: str = "2026-11-23T08:00:00") -> JobInfo:
@@ -29,8 +30,8 @@ def test_each_session_of_this_hub_is_recorded_once(tmp_path: Path) -> None:
         job("15", "RUNNING", "somebody's own comment"),
     ]
     with database.sessions() as session:
-        assert record_sessions(session, jobs, hub_id="local") == 2
-        assert record_sessions(session, jobs, hub_id="local") == 0  # seen already
+        assert len(record_sessions(session, jobs, hub_id="local")) == 2
+        assert record_sessions(session, jobs, hub_id="local") == []  # seen already
         records = {r.slurm_job_id: r for r in session.scalars(select(JobRecord))}
     assert set(records) == {"11", "12"}
     alice, bob = records["11"], records["12"]
@@ -44,3 +45,37 @@ def test_each_session_of_this_hub_is_recorded_once(tmp_path: Path) -> None:
     # A waiting session: why, and when Slurm expects it, no node yet.
     assert (bob.name, bob.state, bob.reason, bob.nodes) == ("training", "PENDING", "Resources", "")
     assert bob.expected_start == "2026-11-23T08:00:00" and bob.started_at == ""
+
+
+class OneLook:
+    """Slurm as the scan sees it: squeue's tagged jobs, and scontrol for one that ended."""
+
+    def __init__(self, jobs: list[JobInfo], details: dict[str, JobDetail]) -> None:
+        self.jobs, self.details, self.asked = jobs, details, []
+
+    async def tagged(self, *, alive_only: bool) -> list[JobInfo]:
+        assert alive_only is False  # a session that ended already must be seen too
+        return self.jobs
+
+    async def job_detail(self, job_id: str) -> JobDetail | None:
+        self.asked.append(job_id)
+        return self.details.get(job_id)
+
+
+def test_a_session_that_ended_before_it_was_seen_gets_its_times(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'portal.db'}"
+    db.upgrade(url)
+    database = db.Database(url)
+    tag = str(session_tag(hub="local", user="alice", server=""))
+    ended = JobDetail(
+        "21", "alice", "CANCELLED", "", 0, 15, "gpu01",
+        "2026-11-23T07:59:58", "2026-11-23T08:00:00", "2026-11-23T08:00:09",
+    )  # fmt: skip
+    slurm = OneLook([job("21", "CANCELLED", tag), job("22", "RUNNING", tag)], {"21": ended})
+    with database.sessions() as session:
+        assert asyncio.run(record_new_sessions(session, slurm, hub_id="local")) == 2  # type: ignore[arg-type]
+        records = {r.slurm_job_id: r for r in session.scalars(select(JobRecord))}
+    # Only the ended one is asked about: the job watcher follows the running one.
+    assert slurm.asked == ["21"]
+    assert (records["21"].ended_at, records["21"].exit_code) == ("2026-11-23T08:00:09", 0)
+    assert records["22"].ended_at == ""
