@@ -31,6 +31,10 @@ class Reason(enum.Enum):
     QUEUED = "queued"
 
 
+# "As long as Slurm keeps the job": the hub's wait for a spawn needs a number (a week).
+UNLIMITED_QUEUE_WAIT = 7 * 24 * 3600
+
+
 @dataclass(frozen=True)
 class CullLimits:
     """A profile's culling limits, in seconds; 0 means never."""
@@ -66,10 +70,6 @@ class CullLimits:
         wait. With no queue limit, the session waits as long as Slurm keeps its job.
         """
         return startup + (self.queued or UNLIMITED_QUEUE_WAIT)
-
-
-# "As long as Slurm keeps the job": the hub needs a number (a week).
-UNLIMITED_QUEUE_WAIT = 7 * 24 * 3600
 
 
 def _seconds(value: Any) -> int:

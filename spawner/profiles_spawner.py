@@ -95,11 +95,13 @@ class GpuProfilesSpawner(ProfilesSpawner):
     _resume_request = ""
     # Why the last session ended, for the home page ("reached its 8 h time limit").
     _last_note = ""
-    _configured_start_timeout: int | None = None
 
     def __init__(self, **kwargs: Any) -> None:
         self._good_options = {}
         super().__init__(**kwargs)
+        # The configured start_timeout: how long JupyterLab may take once its job runs. Each
+        # spawn adds its profile's queue limit to it (run_pre_spawn_hook).
+        self._startup_timeout = int(self.start_timeout)
 
     async def offer(self) -> Offer:
         """The profiles this user may see and spawn, and the environments that go with them,
@@ -239,16 +241,9 @@ class GpuProfilesSpawner(ProfilesSpawner):
             self._good_options = self._request.as_user_options()
         # A resumed job is past its submission: let it wait as long as Slurm keeps it.
         limits = CullLimits.of(self._request.profile) if self._request else CullLimits()
-        self.start_timeout = limits.start_wait(self._startup_timeout())
+        self.start_timeout = limits.start_wait(self._startup_timeout)
         self._store_options(self._good_options)
         return await maybe_future(super().run_pre_spawn_hook())
-
-    def _startup_timeout(self) -> int:
-        """The configured start_timeout, read before a spawn widened it (run_pre_spawn_hook):
-        how long JupyterLab may take to start once its job runs."""
-        if self._configured_start_timeout is None:
-            self._configured_start_timeout = int(self.start_timeout)
-        return self._configured_start_timeout
 
     def _store_options(self, options: dict[str, str]) -> None:
         self.user_options = dict(options)
