@@ -19,10 +19,11 @@ from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
+from tests.cluster import LDAPS_URI
 from tests.hubproc import Hub
 
 STATE = Path(os.environ.get("PORTAL_STATE", "/var/lib/portal-local"))
-LDAPS = "ldaps://127.0.0.1:6360/"
+LDAPS = LDAPS_URI
 ADMIN_DN = "cn=admin,dc=example,dc=org"
 DS_GID = 10100
 FIRST_UID = 20001

@@ -32,7 +32,10 @@ session_venv = os.environ.get("PORTAL_SESSION_VENV", "/opt/gpuportal/venv")
 
 # -- the hub and its proxy --------------------------------------------------------------
 c.JupyterHub.bind_url = f"http://{os.environ.get('PORTAL_HUB_BIND', '127.0.0.1')}:{port}"
-c.JupyterHub.hub_ip = os.environ.get("PORTAL_HUB_CONNECT_IP", "127.0.0.1")
+# The hub's API, which jobs on the compute nodes call (the port callback, activity, GPU
+# readings): on the login host's address on the cluster network. `hub` is the login host's name
+# in the local cluster (deploy/local/hosts.sh) and in docker-compose.yml.
+c.JupyterHub.hub_ip = os.environ.get("PORTAL_HUB_CONNECT_IP", "hub")
 # Where jobs reach the hub's API when it listens on every address (docker-compose.yml: "hub").
 if os.environ.get("PORTAL_HUB_API_HOST"):
     c.JupyterHub.hub_connect_ip = os.environ["PORTAL_HUB_API_HOST"]
@@ -74,7 +77,7 @@ c.JupyterHub.template_paths = [str(TEMPLATES_DIR / "hub"), str(TEMPLATES_DIR / "
 c.JupyterHub.authenticator_class = "cluster-ldap"
 # LDAPS, with the server's certificate checked against the directory's CA (the demo makes its
 # own, deploy/local/cluster.sh). A plain ldap:// URI stops the hub unless allowed explicitly.
-c.ClusterLDAPAuthenticator.server_uri = os.environ.get("PORTAL_LDAP_URI", "ldaps://127.0.0.1:6360/")
+c.ClusterLDAPAuthenticator.server_uri = os.environ.get("PORTAL_LDAP_URI", "ldaps://ldap:6360/")
 c.ClusterLDAPAuthenticator.tls_ca_file = os.environ.get(
     "PORTAL_LDAP_CA_FILE", os.environ.get("PORTAL_STATE", "/var/lib/portal-local") + "/ldap-ca.pem"
 )
@@ -110,7 +113,8 @@ logging.getLogger("JupyterHub").addFilter(RefusalsWithoutTraceback())
 c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
 c.GpuSlurmSpawner.session_venv = session_venv
 c.GpuSlurmSpawner.shared_dir = os.environ.get("PORTAL_SHARED_DIR", "/srv/gpuportal-shared")
-c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.0")
+# Empty: JupyterLab listens on its node's own address, the one the hub connects to.
+c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "")
 # Names this hub in its jobs' tags (sbatch --comment): a restarted hub finds its jobs by it.
 hub_id = os.environ.get("PORTAL_HUB_ID", "local")
 c.GpuSlurmSpawner.hub_id = hub_id

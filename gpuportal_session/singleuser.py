@@ -34,6 +34,19 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def listen_address(configured: str) -> str:
+    """Where a server of this session listens: the address the hub configured, or (empty) this
+    node's own address on the cluster network, the one its Slurm node name resolves to: the hub
+    connects to that name. A name that does not resolve here leaves every address (0.0.0.0)."""
+    if configured:
+        return configured
+    name = os.environ.get("SLURMD_NODENAME") or socket.gethostname()
+    try:
+        return socket.gethostbyname(name)
+    except OSError:
+        return "0.0.0.0"
+
+
 def report_port(api_url: str, token: str, port: int, *, attempts: int = 10) -> None:
     request = urllib.request.Request(
         api_url.rstrip("/") + "/batchspawner",
@@ -115,9 +128,8 @@ def main() -> None:
     service_url = os.environ.get("JUPYTERHUB_SERVICE_URL", "")
     if service_url:
         url = urlparse(service_url)
-        os.environ["JUPYTERHUB_SERVICE_URL"] = urlunparse(
-            url._replace(netloc=f"{url.hostname}:{port}")
-        )
+        host = listen_address(url.hostname or "")
+        os.environ["JUPYTERHUB_SERVICE_URL"] = urlunparse(url._replace(netloc=f"{host}:{port}"))
     if os.path.basename(sys.argv[1]) == SINGLEUSER:
         run_singleuser(sys.argv[1:])
     os.execvp(sys.argv[1], sys.argv[1:])

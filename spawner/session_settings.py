@@ -34,10 +34,10 @@ class SessionJobSettings(SlurmSpawner):
         "e.g. /etc/profile.d/lmod.sh.",
     )
     listen_ip = Unicode(
-        "0.0.0.0",
+        "",
         config=True,
-        help="Address JupyterLab listens on in the job, e.g. 0.0.0.0, or 127.0.0.1 when the hub "
-        "runs on the same host as the nodes.",
+        help="Address JupyterLab listens on in the job. Empty: the node's own address, the one "
+        "its Slurm node name resolves to (where the hub connects); or e.g. 0.0.0.0.",
     )
     log_dir = Unicode(
         "{home}/.jupyterhub-logs",

@@ -100,7 +100,7 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
         log_dir = files.log_dir_in(home)
         token_file = await files.write_token(log_dir, self.api_token)
         env = {k: v for k, v in self.get_env().items() if k not in TOKEN_VARS}
-        env["GPUPORTAL_BOARD_IP"] = lab.listen_ip  # where JupyterLab listens, e.g. 0.0.0.0
+        env["GPUPORTAL_BOARD_IP"] = lab.listen_ip  # as JupyterLab: empty is the node's address
         python = f"{lab.session_venv}/bin/python" if lab.session_venv else "python3"
         step = [
             f"{lab.slurm_bin_dir.rstrip('/')}/srun" if lab.slurm_bin_dir else "srun",

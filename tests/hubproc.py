@@ -44,6 +44,9 @@ class Hub:
         self.state = state
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
+        # The hub's own API (port + 81, deploy/jupyterhub_config.py) is on the login host's
+        # cluster address, where jobs on the nodes reach it.
+        self.api_url = f"http://hub:{port + 81}/hub/api"
         self.log_path = state / "hub.log"
         self.proc: subprocess.Popen[bytes] | None = None
 

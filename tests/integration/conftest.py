@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.cluster import LDAP_URI
 from tests.hubproc import TEST_USERS, Hub, wait_for
 
 HUB_PORT = int(os.environ.get("PORTAL_TEST_HUB_PORT", "8200"))
@@ -52,9 +53,7 @@ def cluster() -> None:
     usable = {"idle", "mixed", "allocated"}
     if result.returncode != 0 or not usable & set(result.stdout.split()):
         _need("Slurm", result.stderr.strip() or result.stdout.strip())
-    probe = subprocess.run(
-        ["ldapwhoami", "-x", "-H", "ldap://127.0.0.1:3890"], capture_output=True, timeout=10
-    )
+    probe = subprocess.run(["ldapwhoami", "-x", "-H", LDAP_URI], capture_output=True, timeout=10)
     if probe.returncode != 0:
         _need("LDAP", probe.stderr.decode().strip())
 

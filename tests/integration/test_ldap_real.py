@@ -15,12 +15,13 @@ from core.directory import (
     authenticate,
     lookup_user,
 )
+from tests.cluster import LDAP_URI, LDAPS_URI
 
 pytestmark = pytest.mark.integration
 
 CA = "/var/lib/portal-local/ldap-ca.pem"
 SETTINGS = DirectorySettings(
-    uri="ldaps://127.0.0.1:6360/",
+    uri=LDAPS_URI,
     user_base="ou=people,dc=example,dc=org",
     group_base="ou=groups,dc=example,dc=org",
     ca_file=CA,
@@ -37,7 +38,7 @@ def test_right_password_gives_user_and_groups(cluster: None) -> None:
 
 
 def test_starttls_on_the_plain_port_works_too(cluster: None) -> None:
-    starttls = dataclasses.replace(SETTINGS, uri="ldap://127.0.0.1:3890/", start_tls=True)
+    starttls = dataclasses.replace(SETTINGS, uri=LDAP_URI, start_tls=True)
     assert authenticate(starttls, "alice", "alice-demo") is not None
 
 
@@ -72,12 +73,12 @@ def test_a_directory_with_a_certificate_from_another_ca_is_not_believed(
 
 def test_plain_ldap_is_refused_unless_allowed() -> None:
     with pytest.raises(InsecureDirectory, match="ldaps:// URI or StartTLS"):
-        dataclasses.replace(SETTINGS, uri="ldap://127.0.0.1:3890/")
+        dataclasses.replace(SETTINGS, uri=LDAP_URI)
 
 
 def test_the_directory_refuses_a_password_sent_in_clear(cluster: None) -> None:
     """slapd itself requires TLS for a password bind, whatever a client allows itself."""
-    plain = dataclasses.replace(SETTINGS, uri="ldap://127.0.0.1:3890/", allow_insecure=True)
+    plain = dataclasses.replace(SETTINGS, uri=LDAP_URI, allow_insecure=True)
     with pytest.raises(DirectoryUnavailable, match="requires TLS for logins"):
         authenticate(plain, "alice", "alice-demo")
 
@@ -89,6 +90,6 @@ def test_groups_are_read_without_a_password(cluster: None) -> None:
 
 
 def test_unreachable_directory_is_reported_not_a_wrong_password() -> None:
-    down = dataclasses.replace(SETTINGS, uri="ldaps://127.0.0.1:3899", timeout=1)
+    down = dataclasses.replace(SETTINGS, uri="ldaps://ldap:3899", timeout=1)
     with pytest.raises(DirectoryUnavailable):
         authenticate(down, "alice", "alice-demo")

@@ -83,10 +83,25 @@ def test_each_service_runs_a_part_that_the_local_start_runs_too():
     parts = set(re.findall(r'cluster\.sh" (ldap|controller|node|client)\b', RUN_SH))
     assert parts == {"ldap", "controller", "node", "client"}
     assert 'postgres.sh" start' in RUN_SH and 'hub.sh" start' in RUN_SH
-    # Every function a part runs is one the one-machine `start` runs as well.
-    local = _calls(_function("start")) | _calls(_function("start_slurm"))
-    in_parts = _calls(_function("part")) - {"die", "wait_for_munge_key"}
-    assert in_parts <= local, in_parts - local
+    # `make demo` and `make test` run the same parts, each on the namespace host named as the
+    # part's container (cluster.sh start: on_host HOST PART).
+    start = _function("start")
+    assert re.search(r"^\s+on_host ldap ldap$", start, re.M)
+    assert re.search(r"^\s+on_host slurmctld controller$", start, re.M)
+    assert 'on_host "$node" node "$node"' in start
+    assert re.search(r"^\s+part client$", start, re.M)
+
+
+def test_the_containers_are_the_local_clusters_hosts():
+    """Same names, so the same configs: hosts.sh's namespaces are the compose services."""
+    compose = yaml.safe_load((REPO / "docker-compose.yml").read_text())
+    hosts = (REPO / "deploy/local/hosts.sh").read_text()
+    declared = re.search(r"^declare -A BYTE=\((.*)\)$", hosts, re.M)
+    assert declared
+    names = set(re.findall(r"\[([a-z0-9]+)\]=", declared.group(1)))
+    assert names == SERVICES - {"postgres"}
+    for name in names:
+        assert compose["services"][name]["hostname"] == name
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="cluster.sh runs as root")

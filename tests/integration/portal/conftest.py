@@ -55,7 +55,7 @@ def portal(hub: Hub, database_url: str) -> Iterator[TestClient]:
     settings = PortalSettings(
         database_url=database_url,
         hub_api_token=(hub.state / "portal-api-token").read_text().strip(),
-        hub_api_url=f"http://127.0.0.1:{hub.port + 81}/hub/api",
+        hub_api_url=hub.api_url,
         oauth_client_id="service-portal",
     )
     with TestClient(create_app(settings)) as client:

@@ -36,7 +36,7 @@ def fuzzed_app(hub: Hub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[F
     settings_ = PortalSettings(
         database_url=f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'portal.db'}",
         hub_api_token=(hub.state / "portal-api-token").read_text().strip(),
-        hub_api_url=f"http://127.0.0.1:{hub.port + 81}/hub/api",
+        hub_api_url=hub.api_url,
         oauth_client_id="service-portal",
     )
     app = create_app(settings_)

@@ -50,7 +50,7 @@ def test_sbatch_answering_too_late_still_gives_one_job(
         settings = PortalSettings(
             database_url=database_url,
             hub_api_token=(hub.state / "portal-api-token").read_text().strip(),
-            hub_api_url=f"http://127.0.0.1:{hub.port + 81}/hub/api",
+            hub_api_url=hub.api_url,
             oauth_client_id="service-portal",
             slurm_bin_dir=str(bin_dir),
             slurm_timeout=3,

@@ -9,6 +9,7 @@ import time
 import pytest
 import requests
 
+from tests.cluster import LDAPS_URI
 from tests.integration.conftest import Hub, wait_for
 
 pytestmark = pytest.mark.integration
@@ -24,7 +25,7 @@ def set_admin_member(user: str, present: bool) -> None:
     with open(f"{STATE}/ldap/rootpw") as secret:
         password = secret.read().strip()
     subprocess.run(
-        ["ldapmodify", "-x", "-H", "ldaps://127.0.0.1:6360", "-D", "cn=admin,dc=example,dc=org",
+        ["ldapmodify", "-x", "-H", LDAPS_URI, "-D", "cn=admin,dc=example,dc=org",
          "-w", password],
         input=change, text=True, check=True, capture_output=True,
         env={"LDAPTLS_CACERT": f"{STATE}/ldap-ca.pem", "PATH": "/usr/bin:/bin"},
