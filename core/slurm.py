@@ -338,6 +338,15 @@ class SlurmClient:
             _raise_for(argv, result)
         return parse_sinfo(result.stdout)
 
+    async def ping(self, *, timeout: float) -> None:
+        """SlurmUnavailable unless the controller answers within `timeout` (scontrol ping: one
+        RPC, milliseconds when it is up; over a broken network it would hang)."""
+        argv = [self._bin + "scontrol", "ping"]
+        result = await run_command(argv, timeout=min(timeout, self._timeout))
+        if result.returncode != 0 or " is UP" not in result.stdout:
+            said = _first_line(result.stdout) or _first_line(result.stderr)
+            raise SlurmUnavailable(argv, result.returncode, said or "the controller is down")
+
     async def cancel(self, job_id: str, *, user: str) -> None:
         argv = self._as_user(user, self._bin + "scancel", job_id)
         result = await run_command(argv, timeout=self._timeout)

@@ -40,7 +40,21 @@ c.JupyterHub.hub_ip = os.environ.get("PORTAL_HUB_CONNECT_IP", "hub")
 if os.environ.get("PORTAL_HUB_API_HOST"):
     c.JupyterHub.hub_connect_ip = os.environ["PORTAL_HUB_API_HOST"]
 c.JupyterHub.hub_port = port + 81
-c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{port + 1}"
+# -- internal TLS (JupyterHub's internal_ssl, with spawner.session_tls for jobs on the nodes) --
+# The hub, its proxy, its services and every session talk TLS with certificates of the hub's
+# own CAs (made once in the state folder), and each side checks the other's. The browser side
+# (bind_url) is left to the site's front end. PORTAL_INTERNAL_TLS=0 turns it off.
+internal_tls = os.environ.get("PORTAL_INTERNAL_TLS", "1") != "0"
+c.JupyterHub.internal_ssl = internal_tls
+c.JupyterHub.internal_certs_location = str(state / "internal-ssl")
+# The proxy's API speaks TLS too, then (JupyterHub hands it its certificates).
+c.ConfigurableHTTPProxy.api_url = f"{'https' if internal_tls else 'http'}://127.0.0.1:{port + 1}"
+# The names jobs and services call the hub by: in its certificate (made once: a changed name
+# needs `recreate_internal_certs` or an empty internal-ssl folder).
+hub_names = {os.environ.get("PORTAL_HUB_API_HOST", ""), c.JupyterHub.hub_ip} - {"", "0.0.0.0"}
+c.JupyterHub.trusted_alt_names = [
+    f"IP:{name}" if name.replace(".", "").isdigit() else f"DNS:{name}" for name in sorted(hub_names)
+]
 c.ConfigurableHTTPProxy.command = [
     os.environ.get(
         "PORTAL_PROXY_COMMAND", "/opt/gpuportal/chp/node_modules/.bin/configurable-http-proxy"
@@ -245,6 +259,12 @@ c.JupyterHub.services.append(
             f"--cull-every={cull_every}",
             # Only a fallback for the culler's own arithmetic: the profiles' limits decide.
             "--timeout=86400",
+            # The hub's own certificate, read from its store (the culler's documented way).
+            *(
+                ["--ssl-enabled", f"--internal-certs-location={state / 'internal-ssl'}"]
+                if internal_tls
+                else []
+            ),
         ],
     }
 )

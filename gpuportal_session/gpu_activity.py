@@ -26,6 +26,8 @@ from typing import Any
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop, PeriodicCallback
 
+from gpuportal_session.hub_tls import client_context
+
 # A GPU at or above this utilisation (percent, nvidia-smi's utilization.gpu) is at work.
 BUSY_PERCENT = 5
 QUERY = ["--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
@@ -125,6 +127,7 @@ class GpuReporter:
         self.watch = GpuWatch()
         api_url = environ.get("JUPYTERHUB_API_URL", "").rstrip("/")
         self.url = api_url.removesuffix("/api") + "/gpuportal/gpu-activity" if api_url else ""
+        self.tls = client_context(environ)  # the session's certificate, under internal TLS
 
     async def sample(self) -> None:
         try:
@@ -145,6 +148,7 @@ class GpuReporter:
                 "Content-Type": "application/json",
             },
             request_timeout=10,
+            ssl_options=self.tls,
         )
         try:
             await AsyncHTTPClient().fetch(request)

@@ -26,6 +26,7 @@ from typing import Any
 from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
 from tornado import web
 
+from gpuportal_session.hub_tls import server_context
 from gpuportal_session.singleuser import free_port, listen_address, report_port
 from gpuportal_session.tensorboard_private import RUNTIME_ENV, instances, runtime_dir
 
@@ -165,7 +166,8 @@ def main(argv: list[str] | None = None) -> None:
 async def serve(socket_path: str, token: str, logdir: str, groups: frozenset[str]) -> None:
     port = free_port()
     address = listen_address(os.environ.get("GPUPORTAL_BOARD_IP", ""))
-    make_app(socket_path, token, groups).listen(port, address=address)
+    # Under internal TLS, as JupyterLab: TLS only, clients with a certificate of the hub's CAs.
+    make_app(socket_path, token, groups).listen(port, address=address, ssl_options=server_context())
     await asyncio.to_thread(report_port, os.environ["JUPYTERHUB_API_URL"], token, port)
     print(f"Shared TensorBoard on {logdir} at port {port}", file=sys.stderr, flush=True)
     stopped = asyncio.Event()

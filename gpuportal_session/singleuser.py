@@ -17,6 +17,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
+from gpuportal_session.hub_tls import client_context
 from gpuportal_session.session_files import link_shared, sync_templates
 from gpuportal_session.tensorboard_private import RUNTIME_ENV, runtime_dir
 
@@ -54,9 +55,10 @@ def report_port(api_url: str, token: str, port: int, *, attempts: int = 10) -> N
         headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
         method="POST",
     )
+    context = client_context()
     for attempt in range(attempts):
         try:
-            with urllib.request.urlopen(request, timeout=10):
+            with urllib.request.urlopen(request, timeout=10, context=context):
                 return
         except OSError as error:
             if attempt == attempts - 1:

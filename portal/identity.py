@@ -72,6 +72,9 @@ class HubIdentity:
                 base_url=s.service_prefix,
                 hub_prefix=s.hub_prefix,
                 hub_host=s.hub_host,
+                keyfile=s.hub_ssl_keyfile,
+                certfile=s.hub_ssl_certfile,
+                client_ca=s.hub_ssl_client_ca,
                 cache_max_age=30,
             )
         return self._oauth

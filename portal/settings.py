@@ -61,6 +61,11 @@ class PortalSettings(BaseSettings):
     service_prefix: str = Field("/services/portal/", validation_alias="JUPYTERHUB_SERVICE_PREFIX")
     hub_api_token: str = Field("", validation_alias="JUPYTERHUB_API_TOKEN", repr=False)
     hub_api_url: str = Field("http://127.0.0.1:8081/hub/api", validation_alias="JUPYTERHUB_API_URL")
+    # The portal's certificate for the hub's API under internal TLS (the hub sets these for a
+    # managed service); empty: plain HTTP.
+    hub_ssl_keyfile: str = Field("", validation_alias="JUPYTERHUB_SSL_KEYFILE")
+    hub_ssl_certfile: str = Field("", validation_alias="JUPYTERHUB_SSL_CERTFILE")
+    hub_ssl_client_ca: str = Field("", validation_alias="JUPYTERHUB_SSL_CLIENT_CA")
     # For the browser's OAuth round trip through the hub.
     oauth_client_id: str = Field("service-portal", validation_alias="JUPYTERHUB_CLIENT_ID")
     oauth_callback_url: str = Field(

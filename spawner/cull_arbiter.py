@@ -16,6 +16,8 @@ from typing import Any
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
+from gpuportal_session.hub_tls import client_context
+
 log = logging.getLogger("gpuportal.cull")
 
 
@@ -38,6 +40,7 @@ async def ask_the_hub(
         body=json.dumps(body),
         headers={"Authorization": f"token {os.environ['JUPYTERHUB_API_TOKEN']}"},
         request_timeout=20,
+        ssl_options=client_context(),  # the culler service's certificate, under internal TLS
     )
     try:
         response = await AsyncHTTPClient().fetch(request)

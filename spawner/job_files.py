@@ -44,23 +44,35 @@ class JobFiles:
         hub, server = (re.sub(r"[^A-Za-z0-9_-]", "_", part) for part in (self._hub, self._server))
         return f"{log_dir}/token-{hub}-{server or 'default'}"
 
+    def tls_files(self, log_dir: str) -> tuple[str, str]:
+        """The session's TLS key with its certificate, and the CAs it trusts (internal TLS):
+        beside the token, one pair per hub and server."""
+        stem = self.token_file(log_dir).replace("/token-", "/tls-")
+        return f"{stem}.pem", f"{stem}-ca.pem"
+
     async def write_token(self, log_dir: str, token: str) -> str:
         """The token in a 0600 file that only the user (and so the job) can read."""
         path = self.token_file(log_dir)
+        await self.write_private(log_dir, path, token)
+        return path
+
+    async def write_private(self, log_dir: str, path: str, text: str) -> None:
+        """TEXT in a 0600 file of the user's, in the log folder (made 0700 if missing)."""
         result = await self._slurm.run_as_user(
             self._user,
             ["sh", "-c", 'umask 077 && mkdir -p "$1" && cat > "$2"', "sh", log_dir, path],
-            input_text=token,
+            input_text=text,
         )
         if result.returncode != 0:
             raise OSError(f"Could not prepare {log_dir} for the job: {result.stderr.strip()}")
-        return path
 
     async def remove_token(self) -> None:
-        """Once the job has ended (the job itself keeps it: a requeued job reads it again)."""
+        """Once the job has ended (the job itself keeps them: a requeued job reads them again),
+        the token and the session's TLS files."""
         try:
-            path = self.token_file(await self.log_dir())
-            await self._slurm.run_as_user(self._user, ["rm", "-f", path])
+            log_dir = await self.log_dir()
+            paths = [self.token_file(log_dir), *self.tls_files(log_dir)]
+            await self._slurm.run_as_user(self._user, ["rm", "-f", *paths])
         except (OSError, KeyError, SlurmError) as error:
             log.warning("Could not remove the token file of %s: %s", self._user, error)
 

@@ -278,6 +278,14 @@ class GpuProfilesSpawner(ProfilesSpawner):
             child.resume_job_id = self._resume_request
         return child
 
+    # Internal TLS: JupyterHub asks the wrapper for the certificate before start(); the child
+    # (built here, early, with the checked request) knows where its job may run.
+    async def create_certs(self) -> dict[str, str]:
+        return dict(await maybe_future(self.construct_child().create_certs()))
+
+    async def move_certs(self, paths: dict[str, str]) -> dict[str, str]:
+        return dict(await maybe_future(self.child_spawner.move_certs(paths)))
+
     async def poll(self) -> int | None:  # type: ignore[override]
         child = self.child_spawner
         if isinstance(child, GpuSlurmSpawner):

@@ -26,6 +26,7 @@ from core.process import die_with_parent
 from core.slurm import SlurmClient, SlurmError
 from core.states import Phase
 from core.tags import SessionTag, parse_tag
+from gpuportal_session.hub_tls import client_context
 
 log = logging.getLogger("spawner.resume")
 
@@ -38,6 +39,7 @@ class HubAPI:
         self._url = api_url.rstrip("/")
         self._token = token
         self._timeout = timeout
+        self._tls = client_context()  # the service's certificate, under internal TLS
 
     def _call(self, method: str, path: str, body: Any = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
@@ -47,7 +49,7 @@ class HubAPI:
             method=method,
             headers={"Authorization": f"token {self._token}", "Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=self._timeout) as response:
+        with urllib.request.urlopen(request, timeout=self._timeout, context=self._tls) as response:
             text = response.read().decode()
         return json.loads(text) if text.strip() else None
 

@@ -250,8 +250,12 @@ WAITING = frozenset({Phase.QUEUED, Phase.REQUEUED})
 
 
 def scheduler_silent(error: SlurmError) -> Exception:
+    return scheduler_silent_for(error.message)
+
+
+def scheduler_silent_for(detail: str) -> Exception:
     return spawn_error(
-        f"The scheduler is not answering ({error.message}); try again in a minute.",
+        f"The scheduler is not answering ({detail}); try again in a minute.",
         reason="slurm_unavailable",
         status_code=503,
     )

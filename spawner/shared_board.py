@@ -18,6 +18,7 @@ from traitlets import List, Unicode
 
 from core.sbatch import PATH_RE, TOKEN_VARS
 from core.slurm import SlurmError
+from spawner import session_tls
 from spawner.errors import spawn_error
 from spawner.job_files import JobFiles
 from spawner.slurm_spawner import GpuSlurmSpawner
@@ -37,6 +38,9 @@ def check_folder(folder: str) -> str:
     if ".." in folder.split("/"):
         raise ValueError("the folder must not contain '..'")
     return posixpath.normpath(folder)
+
+
+NO_SESSION = "A shared TensorBoard runs inside one of your sessions: start a session first."
 
 
 def hosting_session(user: Any) -> Any:
@@ -75,6 +79,19 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
         child = getattr(wrapper, "child_spawner", None)
         return child if isinstance(child, GpuSlurmSpawner) and child.job_id else None
 
+    # Internal TLS (spawner.session_tls): the board listens on its session's node, so its
+    # certificate names that node alone.
+    async def create_certs(self) -> dict[str, str]:
+        wrapper = hosting_session(self.user)
+        node = wrapper.server.ip if wrapper is not None and wrapper.server is not None else ""
+        return await session_tls.sign(self, [node] if node else [])
+
+    async def move_certs(self, paths: dict[str, str]) -> dict[str, str]:
+        wrapper = hosting_session(self.user)
+        if wrapper is None:
+            raise spawn_error(NO_SESSION, reason="no_session")
+        return await session_tls.hand_over(self, self._files(wrapper.child_spawner), paths)
+
     def _files(self, lab: GpuSlurmSpawner) -> JobFiles:
         return JobFiles(
             lab.slurm,
@@ -87,10 +104,7 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
     async def start(self) -> tuple[str, int]:  # type: ignore[override]
         wrapper = hosting_session(self.user)
         if wrapper is None:
-            raise spawn_error(
-                "A shared TensorBoard runs inside one of your sessions: start a session first.",
-                reason="no_session",
-            )
+            raise spawn_error(NO_SESSION, reason="no_session")
         lab: GpuSlurmSpawner = wrapper.child_spawner
         self.session_job, self.session_server = lab.job_id, wrapper.name
         self.port = 0

@@ -24,14 +24,21 @@ from core.sbatch import (
 )
 from core.slurm import SlurmError, SlurmUnavailable
 from core.states import Phase
-from spawner import port_handler  # noqa: F401  (replaces the stock port callback)
+from spawner import (
+    port_handler,  # noqa: F401  (replaces the stock port callback)
+    session_tls,  # internal TLS for the job
+)
 from spawner.audit import audit
 from spawner.capacity import Snapshots
 from spawner.errors import spawn_error
 from spawner.metrics import QUEUE_WAIT
 from spawner.queue_note import queued_note
-from spawner.session_job import WAITING, SessionJob, scheduler_silent
+from spawner.session_job import WAITING, SessionJob, scheduler_silent, scheduler_silent_for
 
+# How long a spawn waits for the controller to answer a ping before it is told the scheduler
+# is not answering: sbatch's own wait (slurm_timeout) and the look for its job after it would
+# keep the user waiting close to a minute over a broken network.
+SCHEDULER_PING_S = 5.0
 # How often to knock on the port while JupyterLab starts: a refused local connect costs well
 # under a millisecond, and every tick of waiting is added to the user's spawn time.
 CONNECT_RETRY_S = 0.05
@@ -82,6 +89,32 @@ class GpuSlurmSpawner(SessionJob):
             env["GPUPORTAL_SHARED_DIR"] = self.shared_dir
         return env
 
+    # -- internal TLS (spawner.session_tls) -------------------------------------------------
+
+    async def create_certs(self) -> dict[str, str]:
+        return await session_tls.sign(self, await self._nodes_it_may_run_on())
+
+    async def move_certs(self, paths: dict[str, str]) -> dict[str, str]:
+        return await session_tls.hand_over(self, self.files, paths)
+
+    async def _nodes_it_may_run_on(self) -> list[str]:
+        """The partition's nodes with GPUs enough for the profile (a resumed job's profile is
+        not known here: every GPU node)."""
+        snapshot = await Snapshots.get(
+            bin_dir=self.slurm_bin_dir, timeout=self.slurm_timeout, ttl=self.capacity_ttl
+        ).get_within(2.0)  # a slow Slurm: the last look (nodes change seldom)
+        if snapshot is None:
+            raise scheduler_silent_for("its nodes could not be read")
+        request = self.spawn_request
+        if not isinstance(request, SpawnRequest):
+            return [node.name for node in snapshot.nodes]
+        profile = request.profile
+        return [
+            node.name
+            for node in snapshot.nodes
+            if profile.partition in node.partitions and node.total >= profile.gpus
+        ]
+
     # -- start ----------------------------------------------------------------------------
 
     def report_port(self, port: int) -> None:
@@ -118,6 +151,10 @@ class GpuSlurmSpawner(SessionJob):
 
     async def _adopt_or_submit(self, request: SpawnRequest | None) -> str:
         """A queued job of this server's if there is one, else a new one: never two."""
+        try:
+            await self.slurm.ping(timeout=SCHEDULER_PING_S)
+        except SlurmUnavailable as error:
+            raise scheduler_silent(error) from None
         home = await self.files.home()  # one passwd lookup for the log folder and the job
         log_dir = self.files.log_dir_in(home)
         adopted = await self._adopt(await self._own_jobs(), log_dir)

@@ -44,11 +44,30 @@ class Hub:
         self.state = state
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
-        # The hub's own API (port + 81, deploy/jupyterhub_config.py) is on the login host's
-        # cluster address, where jobs on the nodes reach it.
-        self.api_url = f"http://hub:{port + 81}/hub/api"
         self.log_path = state / "hub.log"
         self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def internal_tls(self) -> bool:
+        setting = self.extra_env.get("PORTAL_INTERNAL_TLS", os.environ.get("PORTAL_INTERNAL_TLS"))
+        return setting != "0"
+
+    @property
+    def api_url(self) -> str:
+        """The hub's own API (port + 81, deploy/jupyterhub_config.py), on the login host's
+        cluster address where jobs on the nodes reach it; TLS unless internal TLS is off."""
+        return f"{'https' if self.internal_tls else 'http'}://hub:{self.port + 81}/hub/api"
+
+    @property
+    def client_tls(self) -> dict[str, str]:
+        """PortalSettings' certificate fields for calling this hub's API (internal TLS): the
+        hub's own, from its store, as jupyterhub-idle-culler uses it."""
+        store = self.state / "internal-ssl"
+        return {
+            "hub_ssl_keyfile": str(store / "hub-internal" / "hub-internal.key"),
+            "hub_ssl_certfile": str(store / "hub-internal" / "hub-internal.crt"),
+            "hub_ssl_client_ca": str(store / "hub-ca" / "hub-ca.crt"),
+        }
 
     def start(self) -> None:
         env = dict(os.environ)

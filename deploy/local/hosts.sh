@@ -12,6 +12,8 @@
 #                            and the /etc/hosts lines this script made
 #   hosts.sh on HOST CMD...  run CMD on HOST (its network and its host name)
 #   hosts.sh cut HOST        take HOST off the network (its link down); `mend HOST` puts it back
+#   hosts.sh cut HOST OTHER  drop, silently, what HOST sends to OTHER: the two no longer reach
+#                            each other, every other path stays; `mend HOST OTHER` undoes it
 #   hosts.sh addr HOST       HOST's address
 #   hosts.sh status          one line per host
 set -euo pipefail
@@ -121,6 +123,33 @@ on() {
     exec nsenter --net="/run/netns/$(netns "$host")" --uts="$UTS_DIR/$host" -- "$@"
 }
 
+# A blackhole route on HOST towards OTHER: HOST's packets to OTHER vanish (replies too), so a
+# connection either way hangs as over a broken network, rather than being refused.
+cut() {
+    local host=$1 other=$2
+    known "$host"
+    [ "$host" != hub ] || die "cut the other host (hub is this machine's own namespace)"
+    if [ -z "$other" ]; then
+        ip link set "$(link "$host")" down
+        say "$host is off the network"
+    else
+        ip -n "$(netns "$host")" route replace blackhole "$(addr "$other")/32"
+        say "$host and $other no longer reach each other"
+    fi
+}
+
+mend() {
+    local host=$1 other=$2
+    known "$host"
+    if [ -z "$other" ]; then
+        ip link set "$(link "$host")" up
+        say "$host is back on the network"
+    else
+        ip -n "$(netns "$host")" route del blackhole "$(addr "$other")/32" 2>/dev/null || true
+        say "$host and $other reach each other again"
+    fi
+}
+
 status() {
     for host in hub "${HOSTS[@]}"; do
         if [ "$host" = hub ]; then
@@ -139,9 +168,9 @@ case "${1:-}" in
     up) up ;;
     down) down ;;
     on) [ $# -ge 3 ] || die "usage: hosts.sh on HOST CMD..."; shift; on "$@" ;;
-    cut) known "${2:?host}"; ip link set "$(link "$2")" down; say "$2 is off the network" ;;
-    mend) known "${2:?host}"; ip link set "$(link "$2")" up; say "$2 is back on the network" ;;
+    cut) cut "${2:?host}" "${3:-}" ;;
+    mend) mend "${2:?host}" "${3:-}" ;;
     addr) addr "${2:?host}" ;;
     status) status ;;
-    *) die "usage: hosts.sh up|down|on HOST CMD...|cut HOST|mend HOST|addr HOST|status" ;;
+    *) die "usage: hosts.sh up|down|on HOST CMD...|cut HOST [OTHER]|mend HOST [OTHER]|addr HOST|status" ;;
 esac

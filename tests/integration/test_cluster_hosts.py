@@ -80,7 +80,7 @@ def test_a_session_runs_on_its_node_and_is_reached_over_the_network(hub: Hub, cl
     env = server_environment("alice")
     assert env["SLURMD_NODENAME"] == node
     # It calls the hub on the login host's cluster address, never on a loopback.
-    assert env["JUPYTERHUB_API_URL"].startswith("http://hub:"), env["JUPYTERHUB_API_URL"]
+    assert env["JUPYTERHUB_API_URL"] == hub.api_url  # https://hub:8281/hub/api
     # Where the hub connects: the node's name, and the port the job reported.
     found = re.search(rf"JupyterLab at {node}:(\d+)", hub.log_path.read_text(errors="replace"))
     assert found, f"the hub did not connect to {node}"

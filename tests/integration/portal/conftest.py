@@ -56,6 +56,7 @@ def portal(hub: Hub, database_url: str) -> Iterator[TestClient]:
         database_url=database_url,
         hub_api_token=(hub.state / "portal-api-token").read_text().strip(),
         hub_api_url=hub.api_url,
+        **hub.client_tls,
         oauth_client_id="service-portal",
     )
     with TestClient(create_app(settings)) as client:

@@ -37,6 +37,7 @@ def fuzzed_app(hub: Hub, tmp_path_factory: pytest.TempPathFactory) -> Iterator[F
         database_url=f"sqlite:///{tmp_path_factory.mktemp('fuzz') / 'portal.db'}",
         hub_api_token=(hub.state / "portal-api-token").read_text().strip(),
         hub_api_url=hub.api_url,
+        **hub.client_tls,
         oauth_client_id="service-portal",
     )
     app = create_app(settings_)

@@ -51,6 +51,7 @@ def test_sbatch_answering_too_late_still_gives_one_job(
             database_url=database_url,
             hub_api_token=(hub.state / "portal-api-token").read_text().strip(),
             hub_api_url=hub.api_url,
+            **hub.client_tls,
             oauth_client_id="service-portal",
             slurm_bin_dir=str(bin_dir),
             slurm_timeout=3,
