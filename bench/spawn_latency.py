@@ -1,9 +1,11 @@
 """POST-to-ready spawn latency on an idle cluster: this project's spawner vs stock batchspawner.
 
-Starts two hubs on the local cluster (ours with deploy/jupyterhub_config.py, stock with
-bench/stock_jupyterhub_config.py), spawns alice's server N times on each (1 GPU), and prints
-the median and the maximum of the time from POST /hub/api/users/alice/server until the hub
-reports the server ready. Run after `make demo` or `make test` has set up the cluster:
+Starts hubs on the local cluster's login host in turn (ours with deploy/jupyterhub_config.py,
+with internal TLS and without; stock with bench/stock_jupyterhub_config.py, which cannot do
+internal TLS: jupyterhub/batchspawner#192), spawns alice's server N times on each (1 GPU, on a
+node host across the bridge), and prints the median and the maximum of the time from
+POST /hub/api/users/alice/server until the hub reports the server ready. Run after `make demo`
+or `make test` has set up the cluster:
 
     /opt/gpuportal/venv/bin/python bench/spawn_latency.py [--rounds 5]
 """
@@ -58,9 +60,12 @@ def measure(hub: Hub, options: dict[str, str] | None, rounds: int) -> list[float
     return times
 
 
-def run(config: Path, port: int, options: dict[str, str] | None, rounds: int) -> list[float]:
+def run(
+    config: Path, port: int, options: dict[str, str] | None, rounds: int, *, tls: bool
+) -> list[float]:
     with tempfile.TemporaryDirectory(prefix="bench-hub-") as state:
-        hub = Hub(Path(state), port, config=config)
+        env = {"PORTAL_INTERNAL_TLS": "1" if tls else "0"}
+        hub = Hub(Path(state), port, config=config, env=env)
         hub.start()
         try:
             return measure(hub, options, rounds)
@@ -73,14 +78,22 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
     subprocess.run(["scancel", "-u", "alice"], check=False)
-    ours = run(HUB_CONFIG, 8300, {"profile": "gpu-1"}, args.rounds)
-    stock = run(STOCK_CONFIG, 8400, None, args.rounds)
+    ours = run(HUB_CONFIG, 8300, {"profile": "gpu-1"}, args.rounds, tls=True)
+    plain = run(HUB_CONFIG, 8300, {"profile": "gpu-1"}, args.rounds, tls=False)
+    stock = run(STOCK_CONFIG, 8400, None, args.rounds, tls=False)
     print(f"spawn latency, POST to ready, {args.rounds} spawns each on an idle cluster (seconds)")
-    print(f"{'':24}{'median':>8}{'max':>8}   all")
-    for name, times in (("ours (GpuSlurmSpawner)", ours), ("stock SlurmSpawner", stock)):
+    print(f"{'':34}{'median':>8}{'max':>8}   all")
+    rows = (
+        ("ours, internal TLS (the default)", ours),
+        ("ours, internal TLS off", plain),
+        ("stock SlurmSpawner (no TLS)", stock),
+    )
+    for name, times in rows:
         shown = " ".join(f"{t:.2f}" for t in times)
-        print(f"{name:24}{statistics.median(times):8.2f}{max(times):8.2f}   {shown}")
-    print(f"ours / stock (median): {statistics.median(ours) / statistics.median(stock):.2f}")
+        print(f"{name:34}{statistics.median(times):8.2f}{max(times):8.2f}   {shown}")
+    median = statistics.median
+    print(f"ours with TLS / stock (median): {median(ours) / median(stock):.2f}")
+    print(f"cost of internal TLS (median): {100 * (median(ours) / median(plain) - 1):+.0f} %")
 
 
 if __name__ == "__main__":

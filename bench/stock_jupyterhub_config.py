@@ -12,6 +12,9 @@ c = get_config()  # noqa: F821
 load_subconfig(os.path.join(os.path.dirname(__file__), "..", "deploy", "jupyterhub_config.py"))  # noqa: F821
 
 c.JupyterHub.spawner_class = "batchspawner.SlurmSpawner"
+# batchspawner has no internal TLS for jobs on other hosts (jupyterhub/batchspawner#192): the
+# bench starts this hub with PORTAL_INTERNAL_TLS=0, and this says so again.
+c.JupyterHub.internal_ssl = False
 c.JupyterHub.services = []
 c.JupyterHub.load_roles = []
 c.SlurmSpawner.req_partition = "gpu"

@@ -53,6 +53,7 @@ class Event(enum.Enum):
     SLURM = "slurm"  # Slurm answered; `info` is the job (None: Slurm no longer lists it)
     SLURM_SILENT = "slurm_silent"  # Slurm could not be asked (timeout, controller down)
     LAB_ANSWERED = "lab_answered"  # JupyterLab accepted a connection on its port
+    LAB_UNREACHABLE = "lab_unreachable"  # a served JupyterLab did not (`info`: its job)
     STOP = "stop"  # a user or admin stops the server, in any stage
 
 
@@ -130,6 +131,18 @@ def _starting(stage: Stage, seen: Seen, job_id: str) -> Step:
 
 
 def _serving(stage: Stage, seen: Seen, job_id: str) -> Step:
+    if seen.kind is Event.LAB_UNREACHABLE:
+        # Slurm says the job runs, but the hub cannot connect to it (a network fault between
+        # the login host and the node): keep it, and say so; the next answer clears it.
+        host = seen.info.host if seen.info is not None and seen.info.host else "its node"
+        message = (
+            f"The hub cannot reach {host}, where your session (job {job_id}) runs. Slurm says "
+            f"the job still runs, so the session is kept: it opens again once {host} is back "
+            "on the network."
+        )
+        return Step(stage, Do.KEEP, message)
+    if seen.kind is Event.LAB_ANSWERED:
+        return Step(Stage.READY, Do.KEEP, "")
     if seen.kind is not Event.SLURM:
         # Not knowing is not "gone": keep the server, ask again next poll.
         return Step(stage, Do.KEEP, "")

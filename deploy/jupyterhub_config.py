@@ -261,7 +261,7 @@ c.JupyterHub.services.append(
             "--timeout=86400",
             # The hub's own certificate, read from its store (the culler's documented way).
             *(
-                ["--ssl-enabled", f"--internal-certs-location={state / 'internal-ssl'}"]
+                ["--ssl-enabled=True", f"--internal-certs-location={state / 'internal-ssl'}"]
                 if internal_tls
                 else []
             ),

@@ -299,6 +299,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
         child = self.child_spawner
         if isinstance(child, GpuSlurmSpawner) and child.stage in (Stage.SUSPENDED, Stage.REQUEUED):
             return child.note
+        if isinstance(child, GpuSlurmSpawner) and child.stage is Stage.READY and child.note:
+            return child.note  # the hub cannot reach its node (core.lifecycle)
         return "" if self.active else self._last_note
 
     def clear_state(self) -> None:

@@ -25,6 +25,21 @@ from spawner.metrics import CULLS
 from spawner.session_settings import SessionJobSettings
 from spawner.unused_traits import refuse_unused
 
+# How long a poll waits for a running JupyterLab to accept a connection before the session is
+# called unreachable (a connect on a healthy network takes well under a millisecond).
+LAB_PROBE_S = 3.0
+
+
+async def lab_answers(host: str, port: int, timeout: float) -> bool:
+    """Whether something accepts a TCP connection there within `timeout` (no bytes sent: a TLS
+    server closes such a connection without a word in its log)."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return True
+
 
 class SessionJob(SessionJobSettings):
     """The job of one server: the Slurm boundary, its files, poll, stop and saved state."""
@@ -152,6 +167,8 @@ class SessionJob(SessionJobSettings):
                 return 0
             self.job_id = jobs[0].job_id
         result = self._advance(await self._ask(self.poll_max_age), hub_check=hub_check)
+        if result.stage is Stage.READY and result.do is Do.KEEP and not hub_check:
+            result = await self._check_reachable()
         answer = poll_answer(result)
         if result.do is Do.DETACH:
             self.log.info(
@@ -173,6 +190,18 @@ class SessionJob(SessionJobSettings):
             )
             await self._forget()
         return answer
+
+    async def _check_reachable(self) -> Step:
+        """Slurm says the job runs: can the hub reach JupyterLab over the network?"""
+        info = self._info
+        if info is None or not info.host or not self.port:
+            return Step(self.stage, Do.KEEP, self.note)
+        reached = await lab_answers(info.host, self.port, LAB_PROBE_S)
+        was = self.note
+        result = self._advance(Seen(Event.LAB_ANSWERED if reached else Event.LAB_UNREACHABLE, info))
+        if result.message != was:
+            self.log.warning("%s: %s", self.tag, result.message or f"{info.host} answers again")
+        return result
 
     async def _forget(self) -> None:
         self.poller.untrack(self.job_id)

@@ -48,7 +48,8 @@ def _state(wrapper: Any, child: GpuSlurmSpawner | None) -> tuple[str, str]:
     if wrapper.ready:
         if child is not None and child.stage is Stage.SUSPENDED:
             return "suspended", child.note or "Suspended by the cluster admins"
-        return "running", "Running"
+        # A note on a ready session: the hub cannot reach its node (core.lifecycle).
+        return "running", (child.note if child is not None and child.note else "Running")
     return "stopped", wrapper.session_note or "Not running"
 
 

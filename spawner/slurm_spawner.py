@@ -33,7 +33,13 @@ from spawner.capacity import Snapshots
 from spawner.errors import spawn_error
 from spawner.metrics import QUEUE_WAIT
 from spawner.queue_note import queued_note
-from spawner.session_job import WAITING, SessionJob, scheduler_silent, scheduler_silent_for
+from spawner.session_job import (
+    WAITING,
+    SessionJob,
+    lab_answers,
+    scheduler_silent,
+    scheduler_silent_for,
+)
 
 # How long a spawn waits for the controller to answer a ping before it is told the scheduler
 # is not answering: sbatch's own wait (slurm_timeout) and the look for its job after it would
@@ -45,13 +51,10 @@ CONNECT_RETRY_S = 0.05
 
 
 async def _accepts_connections(host: str, port: int, timeout: float) -> bool:
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-    except (OSError, TimeoutError):
-        await asyncio.sleep(min(timeout, CONNECT_RETRY_S))
-        return False
-    writer.close()
-    return True
+    if await lab_answers(host, port, timeout):
+        return True
+    await asyncio.sleep(min(timeout, CONNECT_RETRY_S))
+    return False
 
 
 class GpuSlurmSpawner(SessionJob):

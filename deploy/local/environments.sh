@@ -32,6 +32,12 @@ if ! KERAS_BACKEND=torch "$ENVS/torch/bin/python" -c 'import torch, sklearn, ker
     say "PyTorch (CPU build), scikit-learn and Keras 3 in $ENVS/torch"
     "$ENVS/torch/bin/pip" install -q "torch==2.13.0" "scikit-learn>=1.4" "keras>=3.3"
 fi
+# DeepSpeed for the multi-node jobs (without its compiled ops: where a node has a compiler they
+# build on first use; the CPU accelerator and gloo need none).
+if ! "$ENVS/torch/bin/python" -c 'import importlib.metadata as m; m.version("deepspeed")' 2>/dev/null; then
+    say "DeepSpeed in $ENVS/torch"
+    DS_BUILD_OPS=0 "$ENVS/torch/bin/pip" install -q --no-build-isolation "deepspeed==0.19.8"
+fi
 chmod -R a+rX "$ENVS"
 
 # Kernels every session offers, installed into the session venv (where JupyterLab looks):

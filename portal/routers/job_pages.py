@@ -33,7 +33,10 @@ LAUNCHER_HELP = {
         "command": "started by deepspeed once per GPU",
     },
     "horovod": {
-        "about": "horovodrun starts one process per GPU across the nodes.",
+        "about": "horovodrun starts one process per GPU across the nodes. Your environment "
+        "must have Horovod: its last release (0.28.1, 2023) does not build with PyTorch 2.1 or "
+        "newer, and this cluster's PyTorch environment has none; use torchrun or DeepSpeed "
+        "there, or an environment or container of your own with Horovod.",
         "command": "started by horovodrun once per GPU",
     },
     "mpi": {

@@ -1,6 +1,7 @@
 """A gloo all-reduce across every worker of a torchrun job: each adds rank + 1."""
 
 import os
+import socket
 import sys
 
 import torch
@@ -12,6 +13,10 @@ value = torch.tensor([rank + 1.0])
 dist.all_reduce(value)
 node = os.environ.get("SLURMD_NODENAME", "?")
 # One write per line: the workers of a node share one output stream.
-sys.stdout.write(f"rank {rank} of {world} on {node}: all_reduce sum = {value.item():.0f}\n")
+# The host name too: each node is a host of its own, so the ranks met over the network.
+host = socket.gethostname()
+sys.stdout.write(
+    f"rank {rank} of {world} on {node} ({host}): all_reduce sum = {value.item():.0f}\n"
+)
 sys.stdout.flush()
 dist.destroy_process_group()

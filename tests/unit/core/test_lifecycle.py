@@ -14,6 +14,7 @@ def job(state: str, reason: str = "None", host: str = "gpu01", limit: str = "8:0
 GONE = Seen(Event.SLURM, None)
 SILENT = Seen(Event.SLURM_SILENT)
 STOP = Seen(Event.STOP)
+UNREACHABLE = Seen(Event.LAB_UNREACHABLE, job("RUNNING", host="gpu02").info)
 
 
 def test_no_job_yet_is_submitting():
@@ -236,6 +237,16 @@ SERVING = [
     ),
     # A state this table does not know is never read as "ended".
     (Stage.READY, job("SOMETHING_NEW"), Stage.READY, Do.KEEP, ""),
+    # Slurm says it runs, but the hub cannot connect to it: kept, and the user is told why.
+    (
+        Stage.READY,
+        UNREACHABLE,
+        Stage.READY,
+        Do.KEEP,
+        "The hub cannot reach gpu02, where your session (job 7) runs. Slurm says the job still "
+        "runs, so the session is kept: it opens again once gpu02 is back on the network.",
+    ),
+    (Stage.READY, Seen(Event.LAB_ANSWERED), Stage.READY, Do.KEEP, ""),
 ]
 
 

@@ -1,0 +1,137 @@
+"""Faults only a network has, on the real hosts (deploy/local/hosts.sh): a node cut off for
+longer than Slurm's SlurmdTimeout, the hub cut off from a node whose job still runs, and the
+controller unreachable from the login host. Each cut drops packets silently, as a broken
+network does, rather than refusing connections."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import pytest
+
+from tests.cluster import HOSTS_SH, NODES, host_of_process
+from tests.hubproc import Hub, wait_for
+from tests.integration.conftest import user_jobs
+from tests.integration.faults.helpers import (
+    failed_spawn_message,
+    home_page,
+    running_session,
+    spawn,
+    state_of,
+)
+
+pytestmark = pytest.mark.integration
+
+
+@contextmanager
+def cut(host: str, other: str = "") -> Iterator[None]:
+    """HOST off the network (or only off OTHER) for the block, then back."""
+    where = [host, other] if other else [host]
+    subprocess.run(["bash", str(HOSTS_SH), "cut", *where], check=True, capture_output=True)
+    try:
+        yield
+    finally:
+        subprocess.run(["bash", str(HOSTS_SH), "mend", *where], check=True, capture_output=True)
+
+
+def slurm_setting(name: str) -> str:
+    config = subprocess.run(
+        ["scontrol", "show", "config"], capture_output=True, text=True, check=True, timeout=20
+    ).stdout
+    line = next(line for line in config.splitlines() if line.startswith(name))
+    return line.split("=", 1)[1].strip()
+
+
+def node_state(node: str) -> str:
+    return subprocess.run(
+        ["sinfo", "-h", "-n", node, "-o", "%T"], capture_output=True, text=True, timeout=20
+    ).stdout.strip()
+
+
+def processes_of(user: str, host: str) -> list[str]:
+    pids = subprocess.run(["pgrep", "-u", user], capture_output=True, text=True).stdout.split()
+    return [pid for pid in pids if _on(pid, host)]
+
+
+def _on(pid: str, host: str) -> bool:
+    try:
+        return host_of_process(pid) == host
+    except OSError:
+        return False  # it ended meanwhile
+
+
+def test_a_node_cut_off_past_slurmd_timeout_is_set_down_and_its_session_moves(
+    hub: Hub, clean: None
+):
+    alice, job_id, node = running_session(hub, "alice")
+    (other,) = set(NODES) - {node}
+    timeout = int(slurm_setting("SlurmdTimeout").split()[0])
+    with cut(node):
+        # Slurm marks the node down and puts the session's job back in the queue; the user is
+        # told so in words, and the server is kept.
+        wait_for(lambda: "down" in node_state(node), timeout + 60, f"{node} to be set down")
+        note = f"Your session (job {job_id}) was put back in the queue by Slurm."
+        wait_for(lambda: note in home_page(hub, alice), 60, "the home page to say so")
+        assert hub.server(alice, "alice") is not None
+        # It starts again on the other node, where the hub reaches it.
+        wait_for(
+            lambda: user_jobs("alice", "%i|%T|%N") == [f"{job_id}|RUNNING|{other}"],
+            120,
+            f"the job to run again on {other}",
+        )
+        hub.wait_ready(alice, "alice", timeout=120)
+        wait_for(lambda: note not in home_page(hub, alice), 60, "the note to go")
+    # Back on the network: the node returns to service, and alice's JupyterLab that was left
+    # running on it is ended by Slurm (nothing orphaned).
+    wait_for(lambda: node_state(node) in ("idle", "mixed"), 120, f"{node} back in service")
+    wait_for(lambda: not processes_of("alice", node), 120, f"nothing of alice's left on {node}")
+    assert processes_of("alice", other), f"alice's session runs on {other}"
+    assert state_of(job_id) == "RUNNING"
+
+
+def test_the_hub_cut_off_from_a_node_keeps_the_session_and_says_so(hub: Hub, clean: None):
+    alice, job_id, node = running_session(hub, "alice")
+    with cut(node, "hub"):
+        unreachable = f"The hub cannot reach {node}"
+        wait_for(lambda: unreachable in home_page(hub, alice), 45, "the card to say so")
+        # A minute without the node: the server is not dropped, and Slurm still runs the job.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            server = hub.server(alice, "alice")
+            assert server is not None and server["ready"] is True
+            time.sleep(5)
+    assert state_of(job_id) == "RUNNING"
+    # The link back: the session answers through the proxy again and the words go.
+    token = hub.api(alice, "POST", "/users/alice/tokens", json={}).json()["token"]
+
+    def answers() -> bool:
+        url = f"{hub.url}/user/alice/api/status"
+        headers = {"Authorization": f"token {token}"}
+        return alice.get(url, headers=headers, timeout=30).status_code == 200
+
+    wait_for(answers, 60, "the session to answer again")
+    wait_for(lambda: unreachable not in home_page(hub, alice), 45, "the words to go")
+
+
+def test_the_controller_unreachable_from_the_login_host(hub: Hub, clean: None):
+    alice, job_id, _ = running_session(hub, "alice")
+    bob = hub.login("bob")
+    with cut("slurmctld", "hub"):
+        asked = time.monotonic()
+        response = spawn(hub, bob, "bob")
+        message = failed_spawn_message(hub, bob, "bob", response)
+        told_after = time.monotonic() - asked
+        assert "The scheduler is not answering" in message, message
+        assert told_after < 15, f"told after {told_after:.0f} s"
+        # A minute of the hub polling (every 3 s here) a controller it cannot reach.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            server = hub.server(alice, "alice")
+            assert server is not None and server["ready"] is True
+            time.sleep(5)
+    assert state_of(job_id) == "RUNNING"
+    assert hub.server(alice, "alice")["ready"] is True
+    assert user_jobs("bob") == []
