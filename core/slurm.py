@@ -344,8 +344,10 @@ class SlurmClient:
         argv = [self._bin + "scontrol", "ping"]
         result = await run_command(argv, timeout=min(timeout, self._timeout))
         if result.returncode != 0 or " is UP" not in result.stdout:
-            said = _first_line(result.stdout) or _first_line(result.stderr)
-            raise SlurmUnavailable(argv, result.returncode, said or "the controller is down")
+            # "Slurmctld(primary) at slurmctld is DOWN", then a banner of asterisks.
+            said = next((line for line in result.stdout.splitlines() if " is " in line), "")
+            said = said.strip() or _first_line(result.stderr) or "the controller is down"
+            raise SlurmUnavailable(argv, result.returncode, said)
 
     async def cancel(self, job_id: str, *, user: str) -> None:
         argv = self._as_user(user, self._bin + "scancel", job_id)

@@ -60,6 +60,10 @@ class SessionJob(SessionJobSettings):
         # Set when the hub, starting up, lets go of a server that was still starting: its job
         # is kept for the resume, so stop() must leave it alone.
         self.detached = False
+        # Whether a job of this server may exist that it does not know the id of: a spawn that
+        # failed before trying sbatch (the scheduler did not answer its ping) made none, and its
+        # stop and poll need not ask a silent Slurm (20 s each) for one.
+        self.may_have_a_job = True
         # Culling (core.culling): the profile's limits, the session's last GPU reading, and the
         # rule the idle culler was told is due (with when), which the next stop reports.
         self.cull_limits = CullLimits()
@@ -156,6 +160,8 @@ class SessionJob(SessionJobSettings):
         """The hub's poll, carried out by the lifecycle (hub_check: the hub is starting up)."""
         if self.detached or self.stage is Stage.ENDED:
             return 1  # and the note saying why stays as it is
+        if not self.job_id and not self.may_have_a_job:
+            return 0
         if not self.job_id:
             # A spawn stopped before sbatch answered, or a hub that stopped before it saved the
             # job id: the tag finds the job if there is one.
@@ -226,11 +232,12 @@ class SessionJob(SessionJobSettings):
         if self.detached:
             return  # kept for the resume (see poll_session)
         job_ids = {self.job_id} if self.job_id else set()
-        with contextlib.suppress(SlurmUnavailable):
-            # A submission still in flight when the stop came is found by its tag.
-            job_ids |= {
-                job.job_id for job in await self.slurm.tagged(self.tag, user=self.user.name)
-            }
+        if job_ids or self.may_have_a_job:
+            with contextlib.suppress(SlurmUnavailable):
+                # A submission still in flight when the stop came is found by its tag.
+                job_ids |= {
+                    job.job_id for job in await self.slurm.tagged(self.tag, user=self.user.name)
+                }
         self._advance(Seen(Event.STOP))
         culled = self._culled()
         if culled is not None:

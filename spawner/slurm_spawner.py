@@ -154,10 +154,12 @@ class GpuSlurmSpawner(SessionJob):
 
     async def _adopt_or_submit(self, request: SpawnRequest | None) -> str:
         """A queued job of this server's if there is one, else a new one: never two."""
+        self.may_have_a_job = bool(self.job_id)
         try:
             await self.slurm.ping(timeout=SCHEDULER_PING_S)
         except SlurmUnavailable as error:
             raise scheduler_silent(error) from None
+        self.may_have_a_job = True  # from here on a job may exist (a queued one, or sbatch's)
         home = await self.files.home()  # one passwd lookup for the log folder and the job
         log_dir = self.files.log_dir_in(home)
         adopted = await self._adopt(await self._own_jobs(), log_dir)

@@ -16,14 +16,17 @@ set -eo pipefail
 export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"
 # Environment: the venv /opt/gpuportal/envs/analysis (srun passes it on to every task).
 source /opt/gpuportal/envs/analysis/bin/activate
-# A DeepSpeed hostfile from the allocation: every node, with its GPUs as slots.
+# Every node with its GPUs, as DeepSpeed's launcher reads them (base64 of {"node": [0, 1]}).
 head_node=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)
 master_port=$(( 29500 + SLURM_JOB_ID % 1000 ))
-hostfile="${TMPDIR:-/tmp}/deepspeed-hostfile-$SLURM_JOB_ID"
-scontrol show hostnames "$SLURM_JOB_NODELIST" | sed 's/$/ slots=2/' >"$hostfile"
-# The deepspeed launcher starts the workers on every node through Slurm.
-srun --nodes=1 --ntasks=1 --kill-on-bad-exit=1 deepspeed \
-    --launcher=slurm --hostfile="$hostfile" \
-    --num_nodes=2 --num_gpus=2 \
-    --master_addr="$head_node" --master_port="$master_port" \
+world_info=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | python3 -c 'import base64, json, sys
+nodes = {node: list(range(2)) for node in sys.stdin.read().split()}
+print(base64.urlsafe_b64encode(json.dumps(nodes).encode()).decode())')
+# DeepSpeed's own per-node launcher on every node, one srun task each (what its pdsh runner
+# starts over ssh): it starts a worker per GPU with RANK, LOCAL_RANK, WORLD_SIZE and the
+# rendezvous set, as deepspeed.init_distributed() reads them. (Its Slurm runner would need
+# MPI in every worker to find the ranks, and passwordless ssh to the first node.)
+srun --ntasks-per-node=1 --kill-on-bad-exit=1 bash -c \
+    'exec python -u -m deepspeed.launcher.launch --node_rank="$SLURM_NODEID" "$@"' deepspeed \
+    --world_info="$world_info" --master_addr="$head_node" --master_port="$master_port" \
     /home/alice/project/train.py --epochs 3 --lr=0.1

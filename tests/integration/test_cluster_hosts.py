@@ -82,9 +82,10 @@ def test_a_session_runs_on_its_node_and_is_reached_over_the_network(hub: Hub, cl
     # It calls the hub on the login host's cluster address, never on a loopback.
     assert env["JUPYTERHUB_API_URL"] == hub.api_url  # https://hub:8281/hub/api
     # Where the hub connects: the node's name, and the port the job reported.
-    found = re.search(rf"JupyterLab at {node}:(\d+)", hub.log_path.read_text(errors="replace"))
+    # The last such line: the hub's log holds the earlier sessions of the test run too.
+    found = re.findall(rf"JupyterLab at {node}:(\d+)", hub.log_path.read_text(errors="replace"))
     assert found, f"the hub did not connect to {node}"
-    port = int(found.group(1))
+    port = int(found[-1])
     # It listens on its node's own address only, where the proxy reaches it over the bridge.
     assert _listening(node, port) == [address_of(node)]
     with socket.socket() as probe:
