@@ -41,6 +41,20 @@ async def lab_answers(host: str, port: int, timeout: float) -> bool:
     return True
 
 
+async def node_answers(host: str, port: int, timeout: float) -> bool:
+    """Whether the node answers over the network at all: a connection accepted, or refused (the
+    node is there; JupyterLab is starting, or has stopped, which Slurm tells). Only silence
+    (a timeout) or no route to it is a network fault."""
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
+    except ConnectionRefusedError:
+        return True
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return True
+
+
 class SessionJob(SessionJobSettings):
     """The job of one server: the Slurm boundary, its files, poll, stop and saved state."""
 
@@ -172,9 +186,10 @@ class SessionJob(SessionJobSettings):
             if not jobs:
                 return 0
             self.job_id = jobs[0].job_id
+        said = self.note
         result = self._advance(await self._ask(self.poll_max_age), hub_check=hub_check)
         if result.stage is Stage.READY and result.do is Do.KEEP and not hub_check:
-            result = await self._check_reachable()
+            result = await self._check_reachable(said)
         answer = poll_answer(result)
         if result.do is Do.DETACH:
             self.log.info(
@@ -197,15 +212,15 @@ class SessionJob(SessionJobSettings):
             await self._forget()
         return answer
 
-    async def _check_reachable(self) -> Step:
-        """Slurm says the job runs: can the hub reach JupyterLab over the network?"""
+    async def _check_reachable(self, said: str) -> Step:
+        """Slurm says the job runs: can the hub reach its node over the network? (`said`: the
+        note before this poll, to log a change once.)"""
         info = self._info
         if info is None or not info.host or not self.port:
             return Step(self.stage, Do.KEEP, self.note)
-        reached = await lab_answers(info.host, self.port, LAB_PROBE_S)
-        was = self.note
+        reached = await node_answers(info.host, self.port, LAB_PROBE_S)
         result = self._advance(Seen(Event.LAB_ANSWERED if reached else Event.LAB_UNREACHABLE, info))
-        if result.message != was:
+        if result.message != said:
             self.log.warning("%s: %s", self.tag, result.message or f"{info.host} answers again")
         return result
 
