@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 import pytest
+import requests
 
 from tests.cluster import HOSTS_SH, NODES, host_of_process
 from tests.hubproc import Hub, wait_for
@@ -35,6 +36,15 @@ def cut(host: str, other: str = "") -> Iterator[None]:
         yield
     finally:
         subprocess.run(["bash", str(HOSTS_SH), "mend", *where], check=True, capture_output=True)
+
+
+def stays_ready(hub: Hub, session: requests.Session, user: str, seconds: float) -> None:
+    """The user's server is there and ready at every look (every 5 s) for `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        server = hub.server(session, user)
+        assert server is not None and server["ready"] is True
+        time.sleep(5)
 
 
 def slurm_setting(name: str) -> str:
@@ -100,11 +110,7 @@ def test_the_hub_cut_off_from_a_node_keeps_the_session_and_says_so(hub: Hub, cle
         unreachable = f"The hub cannot reach {node}"
         wait_for(lambda: unreachable in home_page(hub, alice), 45, "the card to say so")
         # A minute without the node: the server is not dropped, and Slurm still runs the job.
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            server = hub.server(alice, "alice")
-            assert server is not None and server["ready"] is True
-            time.sleep(5)
+        stays_ready(hub, alice, "alice", 60)
     assert state_of(job_id) == "RUNNING"
     # The link back: the session answers through the proxy again and the words go.
     token = hub.api(alice, "POST", "/users/alice/tokens", json={}).json()["token"]
@@ -129,11 +135,7 @@ def test_the_controller_unreachable_from_the_login_host(hub: Hub, clean: None):
         assert "The scheduler is not answering" in message, message
         assert told_after < 15, f"told after {told_after:.0f} s"
         # A minute of the hub polling (every 3 s here) a controller it cannot reach.
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            server = hub.server(alice, "alice")
-            assert server is not None and server["ready"] is True
-            time.sleep(5)
+        stays_ready(hub, alice, "alice", 60)
     assert state_of(job_id) == "RUNNING"
     assert hub.server(alice, "alice")["ready"] is True
     assert user_jobs("bob") == []
