@@ -30,29 +30,29 @@ from spawner.unused_traits import refuse_unused
 LAB_PROBE_S = 3.0
 
 
-async def lab_answers(host: str, port: int, timeout: float) -> bool:
-    """Whether something accepts a TCP connection there within `timeout` (no bytes sent: a TLS
-    server closes such a connection without a word in its log)."""
-    try:
-        _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
-    except (OSError, TimeoutError):
-        return False
-    writer.close()
-    return True
-
-
-async def node_answers(host: str, port: int, timeout: float) -> bool:
-    """Whether the node answers over the network at all: a connection accepted, or refused (the
-    node is there; JupyterLab is starting, or has stopped, which Slurm tells). Only silence
-    (a timeout) or no route to it is a network fault."""
+async def _knock(host: str, port: int, timeout: float) -> str:
+    """One TCP connect, no bytes sent (a TLS server closes it without a word in its log):
+    "accepted", "refused" (the node is there, nothing listens) or "silent" (a timeout, or no
+    route to it)."""
     try:
         _, writer = await asyncio.wait_for(asyncio.open_connection(host, port), timeout)
     except ConnectionRefusedError:
-        return True
+        return "refused"
     except (OSError, TimeoutError):
-        return False
+        return "silent"
     writer.close()
-    return True
+    return "accepted"
+
+
+async def lab_answers(host: str, port: int, timeout: float) -> bool:
+    """Whether JupyterLab accepts a connection there within `timeout`."""
+    return await _knock(host, port, timeout) == "accepted"
+
+
+async def node_answers(host: str, port: int, timeout: float) -> bool:
+    """Whether the node answers over the network at all: a refusal counts (JupyterLab is
+    starting, or has stopped, which Slurm tells); only silence is a network fault."""
+    return await _knock(host, port, timeout) != "silent"
 
 
 class SessionJob(SessionJobSettings):
