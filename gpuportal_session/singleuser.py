@@ -143,6 +143,7 @@ def run_singleuser(argv: list[str]) -> None:
     The shell exec'd this process, so scancel's SIGTERM still reaches the server directly.
     """
     skip_slow_imports()
+    skip_yarn_config()
     enable_server_guard()
     add_lab_extension()
     from jupyterhub.singleuser import main as singleuser_main
@@ -176,6 +177,27 @@ def skip_slow_imports() -> None:
     """Make `import` of each SKIPPED_MODULES fail fast, as if it were not installed."""
     for name in SKIPPED_MODULES:
         sys.modules[name] = None  # type: ignore[assignment]
+
+
+def skip_yarn_config() -> None:
+    """Keep JupyterLab from asking yarn for its npm registry while it is imported.
+
+    jupyterlab.labapp calls get_app_version() at import; its options default their registry from
+    `node yarn.js config`: a node process, 0.45 s of a 2-core node's JupyterLab start. In the
+    session nothing is ever installed from a registry (the extension manager is read-only), so
+    the answer is never used: JupyterLab itself skips the question when node is not on PATH,
+    and this gives the same empty answer. A JupyterLab without that helper is left as it is.
+    """
+    try:
+        from jupyterlab import commands
+    except ImportError:
+        return
+    if callable(getattr(commands, "_yarn_config", None)):
+        commands._yarn_config = _no_yarn_config
+
+
+def _no_yarn_config(logger: object) -> dict[str, dict[str, str]]:
+    return {"yarn config": {}, "npm config": {}}
 
 
 if __name__ == "__main__":

@@ -283,8 +283,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
     async def create_certs(self) -> dict[str, str]:
         return dict(await maybe_future(self.construct_child().create_certs()))
 
-    async def move_certs(self, paths: dict[str, str]) -> dict[str, str]:
-        return dict(await maybe_future(self.child_spawner.move_certs(paths)))
+    async def move_certs(self, pair: dict[str, str]) -> dict[str, str]:
+        return dict(await maybe_future(self.child_spawner.move_certs(pair)))
 
     async def poll(self) -> int | None:  # type: ignore[override]
         child = self.child_spawner

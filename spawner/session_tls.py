@@ -18,17 +18,25 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime
+import functools
+import ipaddress
 import socket
-import uuid
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
 from spawner.job_files import JobFiles
 
 NOTEBOOKS_CA = "notebooks-ca"
-# certipy keeps its records in one JSON file: one signing at a time in this process.
-_signing = asyncio.Lock()
+# Long enough for a session that waits days in the queue and then runs its time limit; the
+# key lives only in the user's files and goes with the session (JobFiles.remove_token).
+VALID_FOR = datetime.timedelta(days=30)
 
 
 def alt_names(nodes: Iterable[str]) -> list[str]:
@@ -42,59 +50,93 @@ def alt_names(nodes: Iterable[str]) -> list[str]:
     return names
 
 
-async def sign(spawner: Any, nodes: Iterable[str]) -> dict[str, str]:
-    """A fresh key and certificate of the hub's notebooks CA for these nodes, in the hub's
-    internal certificate store: create_certs()'s answer (the files' paths)."""
+@functools.cache
+def _notebooks_ca(store_dir: str) -> tuple[x509.Certificate, Any]:
+    """The hub's notebooks CA (certificate, key), as JupyterHub's certipy store keeps it; read
+    once: the hub makes its CAs at start-up and never changes them while it runs."""
     from certipy import Certipy  # JupyterHub's own; imported only where internal_ssl is on
 
+    files = Certipy(store_dir=store_dir).store.get_files(NOTEBOOKS_CA)
+    return files.cert.load(), files.key.load()
+
+
+def _general_name(name: str) -> x509.GeneralName:
+    kind, _, value = name.partition(":")
+    if kind == "IP":
+        return x509.IPAddress(ipaddress.ip_address(value))
+    return x509.DNSName(value)
+
+
+def make_pair(store_dir: str, common_name: str, names: list[str]) -> tuple[str, str]:
+    """A fresh EC P-256 key and its certificate from the notebooks CA, both PEM.
+
+    Written with `cryptography` rather than certipy's create_signed_pair: that makes an RSA-2048
+    key (0.1 to 0.2 s of a 2-core hub, at every spawn) and keeps a record of it on the hub's
+    disk; an EC key takes a millisecond and the key never touches the hub's disk. The
+    certificate carries what certipy's do (server and client auth, the alt names, the CA's key
+    identifier), so JupyterHub's clients and the proxy treat it alike.
+    """
+    ca_cert, ca_key = _notebooks_ca(store_dir)
+    key = ec.generate_private_key(ec.SECP256R1())
+    now = datetime.datetime.now(datetime.UTC)
+    builder = (
+        x509.CertificateBuilder()
+        .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, common_name)]))
+        .issuer_name(ca_cert.subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))  # clocks of nodes drift
+        .not_valid_after(now + VALID_FOR)
+        .add_extension(
+            x509.ExtendedKeyUsage(
+                [ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]
+            ),
+            critical=True,
+        )
+        .add_extension(
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),
+            critical=False,
+        )
+    )
+    if names:
+        builder = builder.add_extension(
+            x509.SubjectAlternativeName([_general_name(n) for n in names]), critical=False
+        )
+    cert = builder.sign(ca_key, hashes.SHA256())
+    key_pem = key.private_bytes(
+        serialization.Encoding.PEM,
+        serialization.PrivateFormat.PKCS8,
+        serialization.NoEncryption(),
+    )
+    return key_pem.decode(), cert.public_bytes(serialization.Encoding.PEM).decode()
+
+
+async def sign(spawner: Any, nodes: Iterable[str]) -> dict[str, str]:
+    """create_certs(): a fresh key and certificate of the hub's notebooks CA for these nodes.
+
+    Unlike stock create_certs, whose answer is paths in the hub's certificate store, this
+    answers the key and certificate themselves (PEM, in memory): only move_certs (hand_over)
+    reads the answer, and so the key is never on the hub's disk.
+    """
     names = alt_names(nodes)
     if spawner.ssl_alt_names_include_local:
         names = ["DNS:localhost", "IP:127.0.0.1", *names]
-    # One record per spawn, removed once handed over: two spawns never share files.
-    record_name = f"session-{spawner.user.name}-{uuid.uuid4().hex[:12]}"
-
-    def make() -> dict[str, str]:
-        store = Certipy(store_dir=spawner.internal_certs_location)
-        pair = store.create_signed_pair(record_name, NOTEBOOKS_CA, alt_names=names)
-        return {
-            "keyfile": pair["files"]["key"],
-            "certfile": pair["files"]["cert"],
-            "cafile": spawner.internal_trust_bundles[NOTEBOOKS_CA],
-            "record": record_name,
-        }
-
-    async with _signing:
-        paths = await asyncio.to_thread(make)
+    key, cert = await asyncio.to_thread(
+        make_pair, spawner.internal_certs_location, f"session-{spawner.user.name}", names
+    )
     spawner.log.info(
         "TLS certificate for %s: %s", spawner._log_name, ";".join(names) or "(no names)"
     )
-    return paths
+    return {"key": key, "cert": cert, "cafile": spawner.internal_trust_bundles[NOTEBOOKS_CA]}
 
 
-async def hand_over(spawner: Any, files: JobFiles, paths: dict[str, str]) -> dict[str, str]:
-    """move_certs(): key and certificate into the user's 0600 file, the CAs beside it; the
-    hub's copy removed. Answers the paths the job reads."""
-    from certipy import Certipy
-
-    def read(name: str) -> str:
-        return Path(paths[name]).read_text()
-
+async def hand_over(spawner: Any, files: JobFiles, pair: dict[str, str]) -> dict[str, str]:
+    """move_certs(): key and certificate into the user's 0600 file, the CAs beside it.
+    Answers the paths the job reads."""
     log_dir = await files.log_dir()
     pem, ca = files.tls_files(log_dir)
-    try:
-        key, cert, cas = await asyncio.to_thread(
-            lambda: [read(n) for n in ("keyfile", "certfile", "cafile")]
-        )
-        await files.write_private(log_dir, pem, key + cert)
-        await files.write_private(log_dir, ca, cas)
-    finally:
-
-        def forget() -> None:
-            Certipy(store_dir=spawner.internal_certs_location).store.remove_files(
-                paths["record"], delete_dir=True
-            )
-
-        async with _signing:
-            await asyncio.to_thread(forget)
+    cas = await asyncio.to_thread(Path(pair["cafile"]).read_text)
     # One file holds both: ssl's load_cert_chain reads the key and the certificate from it.
+    await files.write_private(log_dir, pem, pair["key"] + pair["cert"])
+    await files.write_private(log_dir, ca, cas)
     return {"keyfile": pem, "certfile": pem, "cafile": ca}

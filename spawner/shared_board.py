@@ -86,11 +86,11 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
         node = wrapper.server.ip if wrapper is not None and wrapper.server is not None else ""
         return await session_tls.sign(self, [node] if node else [])
 
-    async def move_certs(self, paths: dict[str, str]) -> dict[str, str]:
+    async def move_certs(self, pair: dict[str, str]) -> dict[str, str]:
         wrapper = hosting_session(self.user)
         if wrapper is None:
             raise spawn_error(NO_SESSION, reason="no_session")
-        return await session_tls.hand_over(self, self._files(wrapper.child_spawner), paths)
+        return await session_tls.hand_over(self, self._files(wrapper.child_spawner), pair)
 
     def _files(self, lab: GpuSlurmSpawner) -> JobFiles:
         return JobFiles(

@@ -97,8 +97,8 @@ class GpuSlurmSpawner(SessionJob):
     async def create_certs(self) -> dict[str, str]:
         return await session_tls.sign(self, await self._nodes_it_may_run_on())
 
-    async def move_certs(self, paths: dict[str, str]) -> dict[str, str]:
-        return await session_tls.hand_over(self, self.files, paths)
+    async def move_certs(self, pair: dict[str, str]) -> dict[str, str]:
+        return await session_tls.hand_over(self, self.files, pair)
 
     async def _nodes_it_may_run_on(self) -> list[str]:
         """The partition's nodes with GPUs enough for the profile (a resumed job's profile is

@@ -1,15 +1,19 @@
 """spawner.session_tls: a certificate for the nodes a session may run on, handed over into
-the user's files (a stand-in for the sudo-writing JobFiles) and forgotten by the hub."""
+the user's files (a stand-in for the sudo-writing JobFiles) and never kept by the hub."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import ssl
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 from certipy import Certipy
 from cryptography import x509
+from cryptography.hazmat.primitives import serialization
+from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from spawner import session_tls
 
@@ -18,8 +22,8 @@ def read(path: str) -> str:
     return Path(path).read_text()
 
 
-def exists(path: str) -> bool:
-    return Path(path).exists()
+def names_in(folder: str) -> set[str]:
+    return {path.name for path in Path(folder).rglob("*")}
 
 
 class Files:
@@ -62,28 +66,57 @@ def test_alt_names_give_each_node_by_name_and_by_the_address_it_resolves_to():
     ]
 
 
-async def test_the_certificate_names_the_nodes_and_the_hub_keeps_no_copy(spawner, tmp_path):
-    paths = await session_tls.sign(spawner, ["localhost"])
-    cert = x509.load_pem_x509_certificate(read(paths["certfile"]).encode())
+async def test_the_certificate_names_the_nodes_and_is_signed_by_the_notebooks_ca(spawner):
+    pair = await session_tls.sign(spawner, ["localhost"])
+    cert = x509.load_pem_x509_certificate(pair["cert"].encode())
     names = cert.extensions.get_extension_for_class(x509.SubjectAlternativeName).value
     assert names.get_values_for_type(x509.DNSName) == ["localhost"]
-    assert exists(paths["keyfile"])
+    assert [str(a) for a in names.get_values_for_type(x509.IPAddress)] == ["127.0.0.1"]
+    usage = cert.extensions.get_extension_for_class(x509.ExtendedKeyUsage).value
+    assert set(usage) == {ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH}
+    ca = x509.load_pem_x509_certificate(
+        read(spawner.internal_trust_bundles["notebooks-ca"]).encode()
+    )
+    cert.verify_directly_issued_by(ca)  # raises if another key signed it
+    # The key is the certificate's.
+    key = serialization.load_pem_private_key(pair["key"].encode(), password=None)
+    assert key.public_key() == cert.public_key()
 
+
+async def test_a_tls_server_with_it_is_trusted_by_a_client_of_the_notebooks_ca(spawner, tmp_path):
+    """What the proxy and the hub do when they connect to the session: verify its certificate
+    against the notebooks CA, for the name they connect to."""
+    pair = await session_tls.sign(spawner, ["localhost"])
+    pem = tmp_path / "session.pem"
+    pem.write_text(pair["key"] + pair["cert"])
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(pem)
+    client = ssl.create_default_context(cafile=spawner.internal_trust_bundles["notebooks-ca"])
+    server_side, client_side = ssl.MemoryBIO(), ssl.MemoryBIO()
+    served = server.wrap_bio(server_side, client_side, server_side=True)
+    asking = client.wrap_bio(client_side, server_side, server_hostname="localhost")
+    for _ in range(10):  # the handshake, in memory
+        for end in (asking, served):
+            with contextlib.suppress(ssl.SSLWantReadError):
+                end.do_handshake()
+    assert asking.getpeercert()["subjectAltName"][0] == ("DNS", "localhost")
+
+
+async def test_the_hand_over_writes_key_and_certificate_and_the_cas_for_the_job(spawner, tmp_path):
+    pair = await session_tls.sign(spawner, ["localhost"])
     files = Files(tmp_path)
-    job = await session_tls.hand_over(spawner, files, paths)
+    job = await session_tls.hand_over(spawner, files, pair)
 
     pem, ca = files.tls_files(str(tmp_path))
     assert job == {"keyfile": pem, "certfile": pem, "cafile": ca}
-    assert "PRIVATE KEY" in files.written[pem] and "CERTIFICATE" in files.written[pem]
+    assert files.written[pem] == pair["key"] + pair["cert"]
     assert files.written[ca] == read(spawner.internal_trust_bundles["notebooks-ca"])
-    # The hub's copy is gone, record and files.
-    assert not exists(paths["keyfile"])
-    store = Certipy(store_dir=spawner.internal_certs_location).store
-    assert paths["record"] not in store.store
+    # Nothing of the session's is left in the hub's certificate store.
+    left = names_in(spawner.internal_certs_location)
+    assert not [name for name in left if "session" in name or "alice" in name]
 
 
 async def test_each_spawn_gets_its_own_key(spawner):
     first = await session_tls.sign(spawner, ["localhost"])
     second = await session_tls.sign(spawner, ["localhost"])
-    assert first["record"] != second["record"]
-    assert read(first["keyfile"]) != read(second["keyfile"])
+    assert first["key"] != second["key"]

@@ -107,6 +107,25 @@ except ValidationError:
     assert result.stdout.strip() == "validated"
 
 
+@pytest.mark.parametrize("skipped", [False, True])
+def test_jupyterlab_is_imported_without_running_node_for_yarn(tmp_path, skipped: bool) -> None:
+    # A `node` on PATH that leaves a mark: JupyterLab runs it at import (yarn's registry)
+    # unless skip_yarn_config came first. The unskipped run shows the test can see it.
+    mark = tmp_path / "node-ran"
+    node = tmp_path / "node"
+    node.write_text(f"#!/bin/sh\ntouch {mark}\nexit 1\n")
+    node.chmod(0o755)
+    code = "import jupyterlab.labapp"
+    if skipped:
+        code = (
+            "from gpuportal_session.singleuser import skip_yarn_config\nskip_yarn_config()\n" + code
+        )
+    env = dict(os.environ, PATH=f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert mark.exists() is not skipped
+
+
 def test_python_dash_m_runs_jupyterhub_singleuser_in_process(fake_hub: str) -> None:
     # The job runs `python -m gpuportal_session.singleuser jupyterhub-singleuser ...` (the Python
     # of the chosen environment); --version stands in for a real start.
