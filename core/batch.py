@@ -227,10 +227,12 @@ class BatchJob:
 
     @property
     def program(self) -> list[str]:
-        """What each worker runs: the command, or the script (a .py one with `python`)."""
+        """What each worker runs: the command, or the script (a .py one with `python3`: the
+        name every environment has, venvs, conda and containers, and the node's own Python
+        when the job has no environment, where there is no `python`)."""
         if self.command:
             return list(self.command)
-        base = ["python", self.script] if self.script.endswith(".py") else [self.script]
+        base = ["python3", self.script] if self.script.endswith(".py") else [self.script]
         return [*base, *self.args]
 
 

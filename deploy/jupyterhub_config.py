@@ -19,8 +19,9 @@ from core.resources import TEMPLATES_DIR
 from spawner.capacity import CAPACITY_PATH, CapacityHandler
 from spawner.culling import CULL_CHECK_PATH, GPU_ACTIVITY_PATH, CullCheckHandler, GpuActivityHandler
 from spawner.errors import RefusalsWithoutTraceback
+from spawner.named_sessions import kept_limit
 from spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
-from spawner.shared_boards import BOARDS_PATH, BoardsHandler, count_boards
+from spawner.shared_boards import BOARDS_PATH, BoardsHandler
 from spawner.unused_traits import refuse_unused
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
@@ -118,9 +119,10 @@ c.JupyterHub.extra_handlers = [
 # Several sessions per user: the default one plus this many named ones at a time.
 c.JupyterHub.allow_named_servers = True
 named_sessions = int(os.environ.get("PORTAL_NAMED_SESSIONS", "2"))
-# Shared TensorBoards (tb-*, spawner.shared_board) are named servers that hold no GPU: they do
-# not count against the limit.
-c.JupyterHub.named_server_limit_per_user = lambda handler: named_sessions + count_boards(handler)
+# That many run at a time (checked before each spawn); JupyterHub keeps stopped ones and shared
+# TensorBoards (tb-*, no GPU) besides (spawner.named_sessions).
+c.GpuProfilesSpawner.named_sessions = named_sessions
+c.JupyterHub.named_server_limit_per_user = kept_limit(named_sessions)
 c.JupyterHub.spawner_class = "gpu-profiles"
 # A refused spawn (bad options, a limit) is logged as one line, not as a traceback.
 logging.getLogger("JupyterHub").addFilter(RefusalsWithoutTraceback())

@@ -127,6 +127,9 @@ def main() -> None:
     report_port(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], port)
     prepare_home()
     prepare_tensorboard()
+    # The environment as the job activated it: terminals put it back after the login files
+    # (terminal_rc.sh), which reset PATH.
+    os.environ["GPUPORTAL_SESSION_PATH"] = os.environ.get("PATH", "")
     service_url = os.environ.get("JUPYTERHUB_SERVICE_URL", "")
     if service_url:
         url = urlparse(service_url)

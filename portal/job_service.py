@@ -150,15 +150,52 @@ async def check_against_cluster(job: BatchJob, catalog: PartitionCatalog) -> lis
     return problems
 
 
+async def check_paths(slurm: SlurmClient, job: BatchJob) -> list[Problem]:
+    """What the job will look for when it runs, looked for now, as the user (home folders may
+    be root-squashed NFS): its working directory, and its script, readable, and executable
+    unless Python runs it. A check that cannot run (sudo, a slow file server) is skipped:
+    Slurm's own error then says it, as before."""
+    checks = [("workdir", ["test", "-d", job.workdir, "-a", "-x", job.workdir])]
+    if job.script:
+        checks.append(("script", ["test", "-f", job.script, "-a", "-r", job.script]))
+        if not job.script.endswith(".py"):
+            checks.append(("script", ["test", "-x", job.script]))
+    problems: list[Problem] = []
+    for field, argv in checks:
+        if any(problem.field == field for problem in problems):
+            continue
+        try:
+            result = await slurm.run_as_user(job.user, argv)
+        except (SlurmError, OSError) as error:
+            log.warning("Could not check %s of %s's job: %s", field, job.user, error)
+            continue
+        if result.returncode != 0:
+            problems.append(Problem(field, _missing(field, argv, job)))
+    return problems
+
+
+def _missing(field: str, argv: list[str], job: BatchJob) -> str:
+    if field == "workdir":
+        return f"{job.workdir} is not a folder you can use; make it first, or leave this empty"
+    if argv[1] == "-x":
+        return (
+            f"{job.script} is not executable: run `chmod +x {job.script}`, or give a .py "
+            "script (run with Python)"
+        )
+    return f"there is no file {job.script} that you can read; check the path"
+
+
 async def prepare(
     data: JobCreate,
     *,
     user: str,
     settings: PortalSettings,
     catalog: PartitionCatalog,
+    slurm: SlurmClient | None = None,
     home: str | None = None,
 ) -> tuple[BatchJob, str]:
-    """The checked job and its script; RuleViolation if anything is wrong. Submits nothing."""
+    """The checked job and its script; RuleViolation if anything is wrong. Submits nothing.
+    With `slurm`, the job's folder and script are looked for as the user too."""
     if home is None:
         home = await asyncio.to_thread(_home, user)
     try:
@@ -166,6 +203,8 @@ async def prepare(
     except BatchJobError as error:
         raise RuleViolation([Problem(error.field, error.message)]) from None
     problems = await check_against_cluster(job, catalog)
+    if slurm is not None:
+        problems += await check_paths(slurm, job)
     if problems:
         raise RuleViolation(problems)
     return job, render_batch_script(job)
@@ -194,7 +233,9 @@ async def submit(
                 raise IdempotencyMismatch(idempotency_key)
             return Submitted(earlier, created=False)
     home = await asyncio.to_thread(_home, user)  # one passwd lookup for the job and sbatch
-    job, script = await prepare(data, user=user, settings=settings, catalog=catalog, home=home)
+    job, script = await prepare(
+        data, user=user, settings=settings, catalog=catalog, slurm=slurm, home=home
+    )
     record = JobRecord(
         user=user,
         name=job.name,

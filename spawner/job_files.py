@@ -86,6 +86,16 @@ class JobFiles:
             return False
         return result.returncode == 0
 
+    async def readable_folder(self, path: str) -> bool:
+        """Whether the user can list and read the folder (False when it cannot be checked)."""
+        try:
+            result = await self._slurm.run_as_user(
+                self._user, ["test", "-d", path, "-a", "-r", path, "-a", "-x", path]
+            )
+        except (OSError, SlurmError):
+            return False
+        return result.returncode == 0
+
     async def log_tail(self, job_id: str, lines: int) -> str:
         try:
             log_dir = await self.log_dir()

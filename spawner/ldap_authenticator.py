@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
@@ -14,6 +15,7 @@ from tornado import web
 from traitlets import Bool, Float, Integer, Set, Unicode
 
 from core.directory import DirectorySettings, DirectoryUnavailable, authenticate, lookup_user
+from core.sbatch import USERNAME_RE
 from core.throttle import LoginThrottle
 from spawner.audit import audit
 from spawner.metrics import LOGIN_FAILURES
@@ -146,6 +148,14 @@ class ClusterLDAPAuthenticator(Authenticator):
         password = data.get("password") or ""
         # The client's address as the hub sees it (X-Forwarded-For from its own proxy).
         address = handler.request.remote_ip if handler is not None else ""
+        if not USERNAME_RE.fullmatch(login):
+            # Checked before anything else sees it (LDAP, the throttle's table, the logs and
+            # the audit page): a cluster login is a POSIX name of at most 32 characters.
+            shown = _printable(login)
+            self.log.warning("Login refused from %s: not a user name (%s)", address, shown)
+            audit("login_failed", user=shown, address=address, why="not a user name")
+            LOGIN_FAILURES.labels("not a user name").inc()
+            return None
         wait = self.throttle.wait(login, address, time.monotonic())
         if wait > 0:
             self.log.warning("Login of %s from %s throttled: %.0f s more", login, address, wait)
@@ -236,6 +246,12 @@ class ClusterLDAPAuthenticator(Authenticator):
         if authentication is not None:
             return True
         return bool(await super().check_allowed(username, authentication))
+
+
+def _printable(login: str) -> str:
+    """A refused login as logs and the audit page may show it: 32 plain characters at most."""
+    shown = re.sub(r"[^\x21-\x7e]", "?", login[:32])
+    return f"{shown}... ({len(login)} characters)" if len(login) > 32 else shown
 
 
 def _directory_error(what: str) -> web.HTTPError:

@@ -32,6 +32,7 @@ from core.resources import TEMPLATES_DIR
 from core.runtime import format_runtime, parse_runtime
 from spawner.capacity import CAPACITY_PATH, GroupLimits, Snapshots, capacity_view
 from spawner.errors import spawn_error
+from spawner.named_sessions import check_running_limit
 from spawner.profile_source import Offer, ProfileSource
 from spawner.shared_board import SharedBoardSpawner, check_folder, is_board
 from spawner.slurm_spawner import GpuSlurmSpawner
@@ -59,6 +60,9 @@ class GpuProfilesSpawner(ProfilesSpawner):
     mem_per_gpu_gb = Integer(48, config=True, help="Memory in GB per GPU, e.g. 48.")
     partition = Unicode("gpu", config=True, help="Default Slurm partition, e.g. gpu.")
     max_gpus_per_node = Integer(4, config=True, help="GPUs on one node of the partition, e.g. 4.")
+    named_sessions = Integer(
+        2, config=True, help="Named sessions a user runs at a time besides the default one."
+    )
     profile_spawner_class = Type(
         GpuSlurmSpawner,
         klass="jupyterhub.spawner.Spawner",
@@ -226,6 +230,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
             return await maybe_future(super().run_pre_spawn_hook())
         resume = options.pop(RESUME_KEY, "")
         self._resume_request = resume if isinstance(resume, str) else ""
+        if not self._resume_request:  # a resume takes back a job it already had
+            check_running_limit(self.user, self.name, self.named_sessions)
         self._last_note = ""
         try:
             self._request = await self.parse_options(options)

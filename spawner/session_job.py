@@ -228,20 +228,23 @@ class SessionJob(SessionJobSettings):
         self.poller.untrack(self.job_id)
         await self.files.remove_token()
 
-    async def _cancel(self, job_id: str) -> None:
+    async def _cancel(self, job_id: str) -> bool:
+        """scancel, retried while Slurm is silent; False if the job may still run."""
         delay = 0.5
         for attempt in range(5):
             try:
                 await self.slurm.cancel(job_id, user=self.user.name)
-                return
+                return True
             except SlurmUnavailable as error:
                 self.log.warning("scancel %s failed (try %d): %s", job_id, attempt + 1, error)
                 await asyncio.sleep(delay)
                 delay *= 2
             except SlurmError as error:
+                # Slurm refuses: the job has ended already (or was never the user's).
                 self.log.warning("scancel %s: %s", job_id, error.message)
-                return
+                return True
         self.log.error("Job %s could not be cancelled; it ends at its time limit", job_id)
+        return False
 
     async def stop(self, now: bool = False) -> None:  # type: ignore[override]
         if self.detached:
@@ -270,12 +273,24 @@ class SessionJob(SessionJobSettings):
                 else "stopped on the hub (by the user or an admin)",
                 by="culler" if culled is not None else "hub",
             )
+        left_running = []
         for job_id in sorted(job_ids):
             self.log.info("Stopping job %s (%s)", job_id, self.tag)
-            await self._cancel(job_id)
+            if not await self._cancel(job_id):
+                left_running.append(job_id)
         if not now:
             await self._wait_gone(job_ids)
         await self._forget()
+        # What stays said of the stopped session (the card, the home page): why the portal
+        # ended it, or that its job could not be cancelled; a plain stop needs no words.
+        # ("being cancelled" is said only while the stop is under way.)
+        if left_running:
+            self.note = (
+                f"Slurm did not answer the cancel of job {', '.join(left_running)}: it may run "
+                "on until its time limit. Stop the session again in a minute to retry."
+            )
+        elif culled is None:
+            self.note = ""
 
     def _culled(self) -> Reason | None:
         """The cull rule behind this stop: one the culler was told of in the last 5 minutes

@@ -22,6 +22,10 @@ from spawner.shared_board import BOARD_PREFIX, check_folder, hosting_session, is
 BOARDS_PATH = "gpuportal/tensorboards"
 
 
+# Where the TensorBoard notebook (notebooks/05-tensorboard-logging) writes its runs.
+WHERE_RUNS_ARE = "the TensorBoard notebook writes its runs to ~/templates/runs"
+
+
 def board_name(folder: str, taken: dict[str, str]) -> str:
     """tb-<folder's name>, made unique among the user's boards (taken: name -> folder)."""
     slug = re.sub(r"[^a-z0-9]+", "-", folder.rstrip("/").rsplit("/", 1)[-1].lower()).strip("-")
@@ -90,8 +94,12 @@ class BoardsHandler(JsonHandler):
             mine = ", ".join(sorted(g.name for g in user.groups)) or "none"
             self.send({"error": f"you can share only with your own groups ({mine})"}, 400)
             return
-        if hosting_session(user) is None:
+        host = hosting_session(user)
+        if host is None:
             self.send({"error": "a shared TensorBoard runs in your session: start one first"}, 409)
+            return
+        if not await host.child_spawner.files.readable_folder(folder):
+            self.send({"error": f"{folder} is not a folder you can read; {WHERE_RUNS_ARE}"}, 400)
             return
         taken = {
             name: (s.user_options or {}).get("tensorboard", "")
@@ -113,7 +121,16 @@ class BoardsHandler(JsonHandler):
             await self.stop_single_user(user, name)  # shared with one more group: restart it
             await spawner._stop_future if spawner._stop_future else None
         if not spawner.active:
-            await self.spawn_single_user(
-                user, name, options={"tensorboard": folder, "groups": groups}
-            )
+            try:
+                await self.spawn_single_user(
+                    user, name, options={"tensorboard": folder, "groups": groups}
+                )
+            except Exception as error:
+                # Nothing left behind: no stopped share whose name the next try would skip.
+                message = getattr(error, "jupyterhub_message", "") or str(error)
+                self.log.warning("Shared TensorBoard %s of %s failed: %s", name, user.name, message)
+                # The hub's own removal, as its DELETE .../servers/NAME {"remove": true} does.
+                await user._delete_spawner(spawner)
+                self.send({"error": f"the TensorBoard could not start: {message}"}, 400)
+                return
         self.send({"board": board_model(user, spawner, self.db)}, 201)

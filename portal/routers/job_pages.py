@@ -15,8 +15,9 @@ from fastapi.responses import HTMLResponse
 from core.batch import LAUNCHERS
 from core.jobs import PENDING_REASONS
 from core.states import states_for_pages
-from portal import pages
-from portal.deps import PageCaller, SettingsDep
+from portal import crud, pages
+from portal.deps import PageCaller, SessionDep, SettingsDep
+from portal.models import Environment
 
 router = APIRouter(include_in_schema=False)
 
@@ -51,8 +52,27 @@ LAUNCHER_HELP = {
 }
 
 
+def job_environments(environments: list[Environment]) -> list[dict[str, str]]:
+    """The site's environments a job can run in (a container is the form's own field), in the
+    admins' order: the first is the form's default, as it is the spawn page's, so that a job
+    runs with what the user's notebooks have. `value` is what the form sends: a prefix, or
+    module names."""
+    return [
+        {
+            "slug": env.slug,
+            "title": env.title,
+            "kind": env.kind,
+            "value": " ".join(env.modules) if env.kind == "modules" else env.prefix,
+        }
+        for env in environments
+        if env.enabled and env.kind != "container"
+    ]
+
+
 @router.get("/jobs", response_class=HTMLResponse)
-async def jobs_page(request: Request, caller: PageCaller, settings: SettingsDep) -> HTMLResponse:
+async def jobs_page(
+    request: Request, caller: PageCaller, settings: SettingsDep, session: SessionDep
+) -> HTMLResponse:
     try:
         home = (await asyncio.to_thread(pwd.getpwnam, caller.name)).pw_dir
     except KeyError:  # not a local user on the portal's host: leave the field for them to fill
@@ -70,5 +90,6 @@ async def jobs_page(request: Request, caller: PageCaller, settings: SettingsDep)
             "states": states_for_pages(),
             "partition": settings.default_partition,
             "home": home,
+            "environments": job_environments(crud.list_environments(session)),
         },
     )

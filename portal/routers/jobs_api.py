@@ -52,11 +52,11 @@ def _own(session: SessionDep, caller: Caller, job_id: int) -> JobRecord:
 
 @router.post("/jobs/preview", response_model=ScriptPreview)
 async def preview_job(
-    data: JobCreate, caller: ApiCaller, settings: SettingsDep, catalog: CatalogDep
+    data: JobCreate, caller: ApiCaller, settings: SettingsDep, catalog: CatalogDep, slurm: SlurmDep
 ) -> ScriptPreview:
     """The sbatch script this request would submit, checked the same way; nothing is submitted."""
     _, script = await job_service.prepare(
-        data, user=caller.name, settings=settings, catalog=catalog
+        data, user=caller.name, settings=settings, catalog=catalog, slurm=slurm
     )
     return ScriptPreview(script=script)
 

@@ -18,5 +18,5 @@ export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"
 hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed 's/$/:2/' | paste -sd, -)
 srun --nodes=1 --ntasks=1 --kill-on-bad-exit=1 apptainer exec --nv /opt/images/pytorch-24.10.sif horovodrun \
     -np 4 -H "$hosts" \
-    python /home/alice/project/train.py --epochs 3 --lr=0.1
+    python3 /home/alice/project/train.py --epochs 3 --lr=0.1
 

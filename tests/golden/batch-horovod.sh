@@ -20,5 +20,5 @@ source /opt/gpuportal/envs/analysis/bin/activate
 hosts=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | sed 's/$/:2/' | paste -sd, -)
 srun --nodes=1 --ntasks=1 --kill-on-bad-exit=1 horovodrun \
     -np 4 -H "$hosts" \
-    python /home/alice/project/train.py --epochs 3 --lr=0.1
+    python3 /home/alice/project/train.py --epochs 3 --lr=0.1
 

@@ -15,4 +15,4 @@ set -eo pipefail
 # Since Slurm 22.05 srun no longer inherits --cpus-per-task from the batch step; pass it on.
 export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"
 # One MPI rank per GPU, started by srun (the cluster's MpiDefault plugin wires them up).
-srun --kill-on-bad-exit=1 --container-image='nvcr.io#nvidia/pytorch:24.10-py3' --container-mount-home --container-workdir=/home/alice/project python /home/alice/project/train.py --epochs 3 --lr=0.1
+srun --kill-on-bad-exit=1 --container-image='nvcr.io#nvidia/pytorch:24.10-py3' --container-mount-home --container-workdir=/home/alice/project python3 /home/alice/project/train.py --epochs 3 --lr=0.1

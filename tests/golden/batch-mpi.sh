@@ -17,4 +17,4 @@ export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"
 # Environment: the venv /opt/gpuportal/envs/analysis (srun passes it on to every task).
 source /opt/gpuportal/envs/analysis/bin/activate
 # One MPI rank per GPU, started by srun (the cluster's MpiDefault plugin wires them up).
-srun --kill-on-bad-exit=1 python /home/alice/project/train.py --epochs 3 --lr=0.1
+srun --kill-on-bad-exit=1 python3 /home/alice/project/train.py --epochs 3 --lr=0.1

@@ -17,4 +17,4 @@ export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"
 # Environment: the venv /opt/gpuportal/envs/analysis (srun passes it on to every task).
 source /opt/gpuportal/envs/analysis/bin/activate
 # The command once per node, with all of the node's GPUs.
-srun --kill-on-bad-exit=1 python /home/alice/project/train.py --epochs 3 --lr=0.1
+srun --kill-on-bad-exit=1 python3 /home/alice/project/train.py --epochs 3 --lr=0.1

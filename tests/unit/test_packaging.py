@@ -100,6 +100,9 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
         "gpuportal_session.tensorboard_api": True,
         "gpuportal_session.gpu_activity": True,
     }
+    # The terminals' start-up (the session's environment in front of the login files' PATH).
+    assert (installed_wheel / "gpuportal_session/jupyter_config/jupyter_server_config.py").exists()
+    assert (installed_wheel / "gpuportal_session/terminal_rc.sh").exists()
     lab = installed_wheel / "gpuportal_session/jupyter_data/labextensions/@gpuportal/session"
     assert json.loads((lab / "package.json").read_text())["name"] == "@gpuportal/session"
     assert list((lab / "static").glob("remoteEntry.*.js"))

@@ -31,7 +31,7 @@ def test_mpi_runs_one_rank_per_gpu() -> None:
     assert "#SBATCH --ntasks-per-node=2\n" in script
     assert "#SBATCH --cpus-per-task=8\n" in script
     assert script.rstrip().endswith(
-        "srun --kill-on-bad-exit=1 python /home/alice/project/train.py --epochs 3 --lr=0.1"
+        "srun --kill-on-bad-exit=1 python3 /home/alice/project/train.py --epochs 3 --lr=0.1"
     )
 
 
