@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import re
 from typing import Any
+from urllib.parse import quote
 
 from jupyterhub import orm
+from jupyterhub.utils import url_path_join
 from tornado import web
 
 from spawner.audit import audit
@@ -59,6 +61,32 @@ async def user_boards(user: Any, db: Any) -> list[dict[str, Any]]:
     return [board_model(user, user.spawners[name], db) for name in names]
 
 
+def shared_with(user: Any, db: Any, base_url: str) -> list[dict[str, Any]]:
+    """Other users' boards shared with one of the user's groups: owner, folder, link, state
+    (the home page's "Shared with you", so that nobody needs to be sent the URL)."""
+    group_ids = [group.id for group in user.groups]
+    if not group_ids:
+        return []
+    seen: dict[tuple[str, str], dict[str, Any]] = {}
+    for share in db.query(orm.Share).filter(orm.Share.group_id.in_(group_ids)):
+        spawner, owner = share.spawner, share.owner
+        if spawner is None or owner is None or owner.id == user.id or not is_board(spawner.name):
+            continue
+        entry = seen.setdefault(
+            (owner.name, spawner.name),
+            {
+                "owner": owner.name,
+                "name": spawner.name,
+                "folder": (spawner.user_options or {}).get("tensorboard", ""),
+                "url": url_path_join(base_url, "user", quote(owner.name), spawner.name) + "/",
+                "state": "running" if spawner.server is not None else "stopped",
+                "groups": [],
+            },
+        )
+        entry["groups"].append(share.group.name)
+    return [seen[key] for key in sorted(seen)]
+
+
 def count_boards(handler: Any) -> int:
     """How many shared boards the requesting user has (they do not count as sessions)."""
     user = handler.current_user
@@ -73,7 +101,13 @@ class BoardsHandler(JsonHandler):
             return
         user = self.current_user
         groups = sorted(group.name for group in user.groups)
-        self.send({"boards": await user_boards(user, self.db), "groups": groups})
+        self.send(
+            {
+                "boards": await user_boards(user, self.db),
+                "groups": groups,
+                "shared_with_you": shared_with(user, self.db, self.base_url),
+            }
+        )
 
     @web.authenticated  # type: ignore[misc]
     async def post(self) -> None:

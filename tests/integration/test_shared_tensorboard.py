@@ -44,12 +44,21 @@ def test_a_shared_tensorboard_is_the_groups_and_nothing_more(
     steps = board_steps()
     assert len(steps) == 1 and steps[0].endswith(" alice"), steps
 
-    # bob, in ds, opens it through the hub and sees alice's scalars.
-    bob = log_in(browser, hub, "bob", "bob-demo")
-    bob.goto(hub.url + BOARD + "#scalars")
-    # The hub asks once whether bob lets alice's server know who he is (JupyterHub's own
-    # confirmation for a server shared by someone else).
-    bob.click("button:text-is('Authorize')")
+    # bob, in ds, finds it on his home page (issue 20, item 7), opens it through the hub and
+    # sees alice's scalars.
+    bob_home = log_in(browser, hub, "bob", "bob-demo")
+    bob_home.goto(f"{hub.url}/hub/home")
+    shared = bob_home.locator("[data-shared-board='alice/tb-runs']")
+    shared.wait_for()
+    assert "alice: /home/alice/runs" in shared.inner_text()
+    with bob_home.context.expect_page() as opened:
+        shared.locator("a:has-text('Open')").click()
+    bob = opened.value
+    # The hub asks once whether bob lets alice's board know who he is (JupyterHub's own
+    # confirmation for a server shared by someone else), in words that say what it is.
+    bob.wait_for_selector("#oauth-allow")
+    assert bob.inner_text("h1") == "Open alice's shared TensorBoard"
+    bob.click("#oauth-allow")
     bob.wait_for_url("**" + BOARD + "**")
     bob.wait_for_selector("text=demo/loss", timeout=60_000)
     tags = bob.request.get(hub.url + BOARD + "data/plugin/scalars/tags").json()
