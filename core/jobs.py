@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.partitions import SinfoFormatError, parse_slurm_time
+from core.runtime import format_runtime
 from core.states import JobState, Phase, job_state, phase_of
 
 # One line per job. '|' appears in none of these fields but the comment, which comes last and
@@ -124,6 +126,7 @@ class JobDetail:
     start_time: str  # for a waiting job: when Slurm expects to start it, if it knows
     end_time: str
     array_task: str = ""  # in an array: the task's index, or the range still waiting ("2-3")
+    time_limit: str = ""  # as Slurm prints it ("8:00:00", "1-00:00:00"); moves with an extend
 
     @property
     def phase(self) -> Phase:
@@ -132,6 +135,16 @@ class JobDetail:
 
 def time_or_blank(value: str) -> str:
     return "" if value in ("", "Unknown", "None", "N/A") else value
+
+
+def time_limit_hms(value: str) -> str:
+    """A time limit as squeue ("8:00:00", "1-00:00:00") or scontrol ("08:00:00") print it, as
+    HH:MM:SS (one way on every page, whichever command told it); others as they are."""
+    try:
+        seconds = parse_slurm_time(value)
+    except SinfoFormatError:
+        return time_or_blank(value)
+    return value if seconds is None else format_runtime(seconds)
 
 
 def parse_scontrol_job(text: str) -> JobDetail | None:
@@ -172,11 +185,12 @@ def _detail(line: str) -> JobDetail:
         start_time=time_or_blank(fields.get("StartTime", "")),
         end_time=time_or_blank(fields.get("EndTime", "")),
         array_task=fields.get("ArrayTaskId", "").replace("(null)", ""),
+        time_limit=time_limit_hms(fields.get("TimeLimit", "")),
     )
 
 
 # What the portal asks sacct of a job Slurm's controller has forgotten (slurmdbd keeps it).
-SACCT_FORMAT = "JobID,User,State,ExitCode,Submit,Start,End,NodeList,Reason"
+SACCT_FORMAT = "JobID,User,State,ExitCode,Submit,Start,End,NodeList,Reason,Timelimit"
 
 
 def parse_sacct(text: str) -> list[JobDetail]:
@@ -187,6 +201,7 @@ def parse_sacct(text: str) -> list[JobDetail]:
         if len(parts) < 9:
             continue
         job_id, user, state, exit_code, submit, start, end, nodes, reason = parts[:9]
+        time_limit = parts[9] if len(parts) > 9 else ""
         base, _, task = job_id.partition("_")
         state = state.split(" ", 1)[0]  # "CANCELLED by 10001"
         code, _, sig = exit_code.partition(":")
@@ -204,6 +219,7 @@ def parse_sacct(text: str) -> list[JobDetail]:
                 start_time=time_or_blank(start),
                 end_time=time_or_blank(end),
                 array_task=task.strip("[]"),
+                time_limit=time_limit_hms(time_limit),
             )
         )
     return details

@@ -32,6 +32,12 @@ def apply_detail(record: JobRecord, detail: JobDetail | None) -> None:
     record.started_at = detail.start_time if detail.phase is not Phase.QUEUED else ""
     record.expected_start = detail.start_time if detail.phase is Phase.QUEUED else ""
     record.ended_at = detail.end_time if detail.phase is Phase.ENDED else ""
+    recorded = record.request.get("time_limit", detail.time_limit)
+    if detail.time_limit and recorded != detail.time_limit:
+        # A session extended on the hub: its history shows the limit Slurm has now (session
+        # records keep one; batch jobs keep their request as sent). A new dict: SQLAlchemy
+        # does not see changes made inside a JSON value.
+        record.request = {**record.request, "time_limit": detail.time_limit}
     record.updated_at = utcnow()
 
 

@@ -14,7 +14,7 @@ import logging
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from core.jobs import JobInfo, time_or_blank
+from core.jobs import JobInfo, time_limit_hms, time_or_blank
 from core.slurm import SlurmClient, SlurmError
 from core.states import Phase
 from core.tags import SessionTag, parse_tag
@@ -55,7 +55,11 @@ def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> li
                 user=tag.user,
                 name=tag.server or "default",
                 launcher=SESSION_LAUNCHER,
-                request={"server": tag.server, "time_limit": job.time_limit, "nodes": 1},
+                request={
+                    "server": tag.server,
+                    "time_limit": time_limit_hms(job.time_limit),
+                    "nodes": 1,
+                },
                 script="",
                 output="",
                 slurm_job_id=job_id,

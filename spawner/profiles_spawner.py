@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import jinja2
 from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import maybe_future
 from sqlalchemy.orm import object_session
@@ -28,22 +26,17 @@ from core.request import (
     options_from_form_data,
     parse_user_options,
 )
-from core.resources import TEMPLATES_DIR
-from core.runtime import format_runtime, parse_runtime
-from spawner.capacity import CAPACITY_PATH, GroupLimits, Snapshots, capacity_view
+from spawner.capacity import GroupLimits, Snapshots, capacity_view
 from spawner.errors import spawn_error
 from spawner.named_sessions import check_running_limit
 from spawner.profile_source import Offer, ProfileSource
 from spawner.shared_board import SharedBoardSpawner, check_folder, is_board
 from spawner.slurm_spawner import GpuSlurmSpawner
+from spawner.spawn_form import ReturnedForm, render_form, returned_forms
 
 # The resume service adds this key to the stored options when it starts a server again after
 # a hub restart: take over that job (never submit one). Never stored.
 RESUME_KEY = "resume_job"
-
-_FORMS = jinja2.Environment(
-    loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR / "hub")), autoescape=True
-)
 
 
 class GpuProfilesSpawner(ProfilesSpawner):
@@ -99,6 +92,10 @@ class GpuProfilesSpawner(ProfilesSpawner):
     _resume_request = ""
     # Why the last session ended, for the home page ("reached its 8 h time limit").
     _last_note = ""
+    # Whether the last spawn's time limit was the user's own, not its profile's default then: a
+    # default is not remembered (the profile's default may have changed since; the form then
+    # shows today's, as the profile's card does).
+    _runtime_chosen = True
 
     def __init__(self, **kwargs: Any) -> None:
         self._good_options = {}
@@ -188,7 +185,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
     @default("options_form")
     def _options_form_default(self) -> Any:
-        return _render_form
+        return render_form
 
     async def parse_options(self, options: dict[str, Any]) -> SpawnRequest:
         try:
@@ -198,17 +195,17 @@ class GpuProfilesSpawner(ProfilesSpawner):
             raise spawn_error(str(error), reason="invalid_options", field=error.field) from None
 
     async def options_from_form(self, formdata: dict[str, list[str]]) -> dict[str, str]:
-        # A refused form comes back as it was sent, the message at the field (see _render_form).
+        # A refused form comes back as it was sent, the message at the field (see render_form).
         sent = {key: values[-1] for key, values in formdata.items() if values and key != "_xsrf"}
         try:
             options = options_from_form_data(formdata)
             return (await self.parse_options(options)).as_user_options()
         except InvalidRequest as error:
-            _returned_forms[self.user.name] = ReturnedForm(sent, error.field, str(error))
+            returned_forms[self.user.name] = ReturnedForm(sent, error.field, str(error))
             raise spawn_error(str(error), reason="invalid_options") from None
         except SpawnException as error:
             field = str(getattr(error, "field", ""))
-            _returned_forms[self.user.name] = ReturnedForm(sent, field, error.log_message)
+            returned_forms[self.user.name] = ReturnedForm(sent, field, error.log_message)
             raise
 
     async def run_pre_spawn_hook(self) -> Any:
@@ -245,6 +242,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
             self.log.warning("Resuming %s on job %s", self._log_name, self._resume_request)
         else:
             self._good_options = self._request.as_user_options()
+            self._runtime_chosen = self._request.runtime != self._request.profile.default_runtime
         # A resumed job is past its submission: let it wait as long as Slurm keeps it.
         limits = CullLimits.of(self._request.profile) if self._request else CullLimits()
         self.start_timeout = limits.start_wait(self._startup_timeout)
@@ -324,89 +322,13 @@ class GpuProfilesSpawner(ProfilesSpawner):
             state["resume_job_id"] = self._resume_job_id
         if self._last_note:
             state["last_note"] = self._last_note
+        state["runtime_chosen"] = self._runtime_chosen
         return state
 
     def load_state(self, state: dict[str, Any]) -> None:
         self._resume_job_id = str(state.get("resume_job_id", ""))
         self._last_note = str(state.get("last_note", ""))
+        self._runtime_chosen = bool(state.get("runtime_chosen", True))
         options = state.get("options")
         self._good_options = dict(options) if isinstance(options, dict) else {}
         super().load_state(state)
-
-
-@dataclass(frozen=True)
-class ReturnedForm:
-    """A form the checks refused: what was sent, the field at fault and why."""
-
-    sent: dict[str, str]
-    field: str
-    error: str
-
-
-# Filled by options_from_form and read by the very next render of the user's form, in the same
-# request: JupyterHub draws the refused form with the default server's spawner, whichever
-# server was asked for, so the form is kept by user, not by spawner.
-_returned_forms: dict[str, ReturnedForm] = {}
-
-
-async def _render_form(spawner: GpuProfilesSpawner) -> str:
-    offer = await spawner.offer()
-    profiles = offer.profiles
-    if not profiles:
-        return _FORMS.get_template("spawn_form.html").render(profiles=[], selected="", runtime="")
-    returned = _returned_forms.pop(spawner.user.name, None)
-    previous = returned.sent if returned else (spawner.user_options or {})
-    selected = previous.get("profile") if isinstance(previous, dict) else None
-    if selected not in {p.slug for p in profiles}:
-        selected = profiles[0].slug
-    chosen = next(p for p in profiles if p.slug == selected)
-    rows = [
-        {
-            "slug": p.slug,
-            "title": p.title,
-            "summary": p.summary(),
-            "description": p.description,
-            "default_runtime_hms": format_runtime(p.default_runtime),
-            "max_runtime_hms": format_runtime(p.max_runtime),
-        }
-        for p in profiles
-    ]
-    capacity = await spawner.capacity(profiles)
-    environments = [
-        {
-            "slug": env.slug,
-            "title": env.title,
-            "summary": env.summary(),
-            "description": env.description,
-            "profiles": " ".join(sorted(env.profiles)),
-            "offered": env.offered_with(chosen.slug),
-        }
-        for env in offer.environments
-    ]
-    chosen_env = previous.get("environment") if isinstance(previous, dict) else None
-    offered = [env["slug"] for env in environments if env["offered"]]
-    if chosen_env not in offered:
-        chosen_env = offered[0] if offered else ""
-    return _FORMS.get_template("spawn_form.html").render(
-        profiles=rows,
-        selected=selected,
-        runtime=previous.get("runtime", "") if returned else _last_runtime(previous, chosen),
-        error_field=returned.field if returned else "",
-        error=returned.error if returned else "",
-        environments=environments,
-        selected_environment=chosen_env,
-        capacity=capacity,
-        capacity_url=spawner.hub.base_url + CAPACITY_PATH,
-    )
-
-
-def _last_runtime(previous: Any, chosen: ResourceProfile) -> str:
-    """The time limit of the user's last spawn of this profile, else the profile's default."""
-    if isinstance(previous, dict) and previous.get("profile") == chosen.slug:
-        try:
-            seconds = parse_runtime(str(previous.get("runtime") or ""))
-        except ValueError:
-            seconds = 0
-        if 0 < seconds <= chosen.max_runtime:
-            return format_runtime(seconds)
-    return format_runtime(chosen.default_runtime)

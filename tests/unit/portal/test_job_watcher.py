@@ -143,3 +143,44 @@ async def test_a_submission_still_in_flight_is_left_alone(session: Session) -> N
     in_flight = record(session, "", state="SUBMITTING")
     await JobWatcher(slurm, min_interval=0).refresh(session, [in_flight])  # type: ignore[arg-type]
     assert in_flight.state == "SUBMITTING"
+
+
+def test_an_extended_sessions_record_takes_slurms_new_time_limit(session: Session) -> None:
+    from portal.job_watcher import apply_detail
+
+    def detail(limit: str) -> JobDetail:
+        return JobDetail(
+            "7", "alice", "RUNNING", "None", None, None, "gpu01", "", "", "", "", limit
+        )
+
+    row = JobRecord(
+        user="alice",
+        name="default",
+        launcher="jupyterlab",
+        request={"server": "", "time_limit": "8:00:00", "nodes": 1},
+        script="",
+        output="",
+        slurm_job_id="7",
+        state="RUNNING",
+    )
+    session.add(row)
+    session.commit()
+    apply_detail(row, detail("8:30:00"))
+    session.commit()
+    session.refresh(row)
+    assert row.request["time_limit"] == "8:30:00"
+    # A batch job's request stays as it was sent.
+    batch = record(session, "8", "RUNNING")
+    sent = dict(batch.request)
+    apply_detail(batch, detail("1:00:00"))
+    assert batch.request == sent
+
+
+def test_scontrol_and_sacct_give_the_time_limit() -> None:
+    from core.jobs import parse_sacct, parse_scontrol_job
+
+    line = "JobId=9 UserId=alice(10001) JobState=RUNNING TimeLimit=08:30:00 NodeList=gpu01\n"
+    scontrol = parse_scontrol_job(line)
+    assert scontrol is not None and scontrol.time_limit == "08:30:00"
+    (accounted,) = parse_sacct("9|alice|COMPLETED|0:0|a|b|c|gpu01|None|1-00:00:00\n")
+    assert accounted.time_limit == "24:00:00"
