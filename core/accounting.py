@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from core.capacity import GpuJob
+from core.words import count
 
 # One line per association: the account's own (no user), then one per user in it.
 ASSOC_FORMAT = "account,user,grptres"
@@ -59,8 +60,9 @@ class GroupUse:
 
     def describe(self) -> str:
         return (
-            f"Your group {self.account} uses {self.used} of its {self.limit} GPUs "
-            f"(you: {self.mine}); Slurm holds a job that would go over it until GPUs come back."
+            f"Your group {self.account} uses {self.used} of its {count(self.limit, 'GPU')} "
+            f"(you: {self.mine}). A job that would take it over the limit waits until enough "
+            "of them are free again."
         )
 
     def fits(self, gpus: int) -> bool:

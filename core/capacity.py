@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from core.partitions import SinfoFormatError, gpus_in_gres, parse_slurm_time
+from core.words import count
 
 # sinfo -N: node, partitions, GRES, GRES used, state.
 NODES_FORMAT = "NodeList:|,Partition:|,Gres:|,GresUsed:|,StateLong:"
@@ -238,7 +239,7 @@ def _place(
 def describe_start(start: datetime | None, now: datetime, gpus: int) -> str:
     """What the spawn page says of a choice: "starts now", or when Slurm could start it."""
     if start is None:
-        return f"No node of this partition has {gpus} GPUs that are up; ask the admins."
+        return f"No node of this partition has {count(gpus, 'GPU')} that are up; ask the admins."
     minutes = round((start - now).total_seconds() / 60)
     if minutes <= 0:
         return "Starts now"

@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI, Request, status
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
@@ -115,6 +117,16 @@ def create_app(
 
 
 def _add_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, error: RequestValidationError) -> Response:
+        # FastAPI's own answer, with pydantic's "Value error, " taken off each message: the
+        # page shows the message at its field ("must be HH:MM:SS"), and so does a client.
+        detail = jsonable_encoder(error.errors())
+        for item in detail:
+            for prefix in ("Value error, ", "Assertion failed, "):
+                item["msg"] = str(item.get("msg", "")).removeprefix(prefix)
+        return JSONResponse({"detail": detail}, status.HTTP_422_UNPROCESSABLE_CONTENT)
+
     @app.exception_handler(RuleViolation)
     async def _rules(_request: Request, error: RuleViolation) -> Response:
         detail = [

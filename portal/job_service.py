@@ -24,6 +24,7 @@ from core.runtime import format_runtime, parse_runtime
 from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from core.states import job_state
 from core.tags import batch_tag
+from core.words import count
 from portal.audit_stream import audit
 from portal.cluster import PartitionCatalog
 from portal.job_schemas import JobCreate
@@ -121,7 +122,7 @@ async def check_against_cluster(job: BatchJob, catalog: PartitionCatalog) -> lis
             Problem(
                 "gpus_per_node",
                 f"the nodes of partition {job.partition} have at most "
-                f"{partition.max_gpus_per_node} GPUs",
+                f"{count(partition.max_gpus_per_node, 'GPU')}",
             )
         )
     else:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import urlencode
 
 from fastapi import Request, status
 from fastapi.responses import HTMLResponse, RedirectResponse
@@ -72,10 +74,28 @@ def field_errors(error: SaveError) -> dict[str, str]:
     return errors
 
 
-def after_save(request: Request) -> RedirectResponse:
-    # Post/redirect/get: a reload of the list never re-submits the form.
+def after_save(request: Request, what: str, slug: str) -> RedirectResponse:
+    """Back to the admin page, which then says what was saved (saved_note).
+
+    Post/redirect/get: a reload of the list never re-submits the form."""
     prefix: str = request.app.state.settings.prefix
-    return RedirectResponse(f"{prefix}/admin", status.HTTP_303_SEE_OTHER)
+    query = urlencode({"saved": f"{what}:{slug}"})
+    return RedirectResponse(f"{prefix}/admin?{query}", status.HTTP_303_SEE_OTHER)
+
+
+SAVED_RE = re.compile(r"(profile|environment|order):([a-z0-9-]{1,40})")
+
+
+def saved_note(request: Request) -> str:
+    """The admin page's "Saved" line after a save; only our own shape of it, never free text
+    from the address bar."""
+    match = SAVED_RE.fullmatch(request.query_params.get("saved", ""))
+    if match is None:
+        return ""
+    what, slug = match.groups()
+    if what == "order":
+        return "Saved the order of the profiles; spawn pages show it now."
+    return f"Saved {what} {slug}; users see it on their next spawn page."
 
 
 def not_found(request: Request, what: str, slug: str) -> HTMLResponse:

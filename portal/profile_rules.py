@@ -11,6 +11,7 @@ from typing import Any
 
 from core.partitions import Partition
 from core.runtime import format_runtime, parse_runtime
+from core.words import count
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,7 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
         problems.append(
             Problem(
                 "gpus",
-                f"{gpus} GPUs do not fit on one node of partition {name}: "
+                f"{count(gpus, 'GPU')} do not fit on one node of partition {name}: "
                 f"its nodes have at most {partition.max_gpus_per_node}",
             )
         )
@@ -55,7 +56,7 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
         problems.append(
             Problem(
                 "cores_per_gpu",
-                f"{gpus} GPUs with {values['cores_per_gpu']} cores and "
+                f"{count(gpus, 'GPU')} with {values['cores_per_gpu']} cores and "
                 f"{values['mem_per_gpu_gb']} GB each do not fit on one node of partition {name}: "
                 f"{_largest_nodes(partition)}",
             )
@@ -72,7 +73,7 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
 
 def _largest_nodes(partition: Partition) -> str:
     shapes = ", ".join(
-        f"{shape.gpus} GPUs, {shape.cores} cores, {shape.mem_mb // 1024} GB"
+        f"{count(shape.gpus, 'GPU')}, {shape.cores} cores, {shape.mem_mb // 1024} GB"
         for shape in partition.shapes
     )
     return f"its nodes have {shapes}"

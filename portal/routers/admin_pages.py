@@ -88,6 +88,7 @@ def admin_home(request: Request, session: SessionDep, admin: PageAdmin) -> HTMLR
             "environments": crud.list_environments(session),
             "audit": crud.list_audit(session, limit=50),
             "runtime": crud.editable_values,
+            "saved": pages.saved_note(request),
         },
     )
 
@@ -122,7 +123,7 @@ async def new_profile(
     except crud.SlugTaken:
         errors = {"slug": "a profile with this slug exists; choose another"}
     else:
-        return pages.after_save(request)
+        return pages.after_save(request, "profile", data.slug)
     return pages.render(
         request,
         "profile_form.html",
@@ -176,7 +177,7 @@ async def edit_profile(
     except crud.VersionConflict as stale:
         conflict = stale.current if isinstance(stale.current, Profile) else profile
     else:
-        return pages.after_save(request)
+        return pages.after_save(request, "profile", slug)
     if conflict is not None:
         # Show what is stored now, with the version to save against, and what this admin typed.
         return pages.render(
@@ -219,4 +220,4 @@ async def move_profile(
     if 0 <= target < len(slugs):
         slugs[index], slugs[target] = slugs[target], slugs[index]
         crud.reorder_profiles(session, slugs=slugs, actor=admin.name)
-    return pages.after_save(request)
+    return pages.after_save(request, "order", slug)

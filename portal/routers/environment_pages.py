@@ -97,7 +97,7 @@ async def new_environment(
     except crud.SlugTaken:
         errors = {"slug": "an environment with this slug exists; choose another"}
     else:
-        return pages.after_save(request)
+        return pages.after_save(request, "environment", data.slug)
     return _page(
         request,
         session,
@@ -148,7 +148,7 @@ async def edit_environment(
             status_code=status.HTTP_409_CONFLICT,
         )
     else:
-        return pages.after_save(request)
+        return pages.after_save(request, "environment", slug)
     return _page(
         request,
         session,

@@ -43,6 +43,10 @@ def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp
 
     page.goto(f"{hub.url}/hub/home")
     page.click('.gp-card[data-server=""] .gp-stop')
+    # Stop asks first (issue 20, item 10); nothing ends before the answer.
+    page.wait_for_selector('.gp-card[data-server=""] .gp-confirm')
+    assert user_jobs("alice") != []
+    page.click('.gp-card[data-server=""] .gp-stop-confirm')
     wait_for(lambda: user_jobs("alice") == [], 60, "Stop to end the job")
     page.wait_for_selector('.gp-card[data-server=""] .gp-start')
     page.close()

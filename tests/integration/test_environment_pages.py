@@ -43,7 +43,9 @@ def test_create_and_edit_an_environment_on_the_admin_page(hub: Hub) -> None:
 
     fields["modules"] = "demo-tools/1.0"
     created = carol.post(f"{hub.url}{PORTAL}/admin/environments/new", data=fields)
-    assert created.status_code == 200 and created.url.endswith(f"{PORTAL}/admin")
+    assert created.status_code == 200
+    assert created.url.endswith(f"{PORTAL}/admin?saved=environment%3Acuda-tools")
+    assert "Saved environment cuda-tools" in created.text
     assert 'data-slug="cuda-tools"' in created.text
     assert "module load demo-tools/1.0" in created.text
 

@@ -72,13 +72,17 @@ def test_admin_edits_show_on_the_next_spawn_page(
     carol.click("#profiles a:has-text('4 GPUs')")
     carol.fill("#max_runtime", "12:00:00")
     carol.click("button[type=submit]")
-    carol.wait_for_url(f"**{PORTAL}/admin")
+    carol.wait_for_url(f"**{PORTAL}/admin**")
     assert "max 12:00:00" in carol.inner_text("tr[data-slug=gpu-4]")
+    # The page says the save happened (issue 20, item 10).
+    assert carol.inner_text("#saved") == (
+        "Saved profile gpu-4; users see it on their next spawn page."
+    )
 
     carol.click("#profiles a:has-text('1 GPU')")
     carol.fill("#groups", "hpc-admins")
     carol.click("button[type=submit]")
-    carol.wait_for_url(f"**{PORTAL}/admin")
+    carol.wait_for_url(f"**{PORTAL}/admin**")
     assert "hpc-admins" in carol.inner_text("tr[data-slug=gpu-1]")
     history = carol.inner_text("#audit")
     assert "carol\tupdate profile gpu-4" in history
@@ -134,7 +138,7 @@ def test_two_admins_saving_from_stale_pages_never_overwrite_each_other(
         page.goto(f"{hub.url}{PORTAL}/admin/profiles/gpu-4")
     first.fill("#max_runtime", "10:00:00")
     first.click("button[type=submit]")
-    first.wait_for_url(f"**{PORTAL}/admin")
+    first.wait_for_url(f"**{PORTAL}/admin**")
 
     second.fill("#max_runtime", "20:00:00")
     response_status = []

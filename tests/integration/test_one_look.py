@@ -62,7 +62,7 @@ def test_the_same_navigation_from_hub_to_jobs_to_profiles_and_back(hub: Hub, bro
     assert page.get_attribute("#logout", "href") == "/hub/logout"
 
     page.click("#nav-profiles")
-    page.wait_for_url("**/services/portal/admin")
+    page.wait_for_url("**/services/portal/admin**")
     assert active_entry(page) == "Profiles"
     page.click("#nav-sessions")
     page.wait_for_url("**/hub/home")

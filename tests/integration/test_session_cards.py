@@ -126,6 +126,7 @@ def test_a_second_named_session_runs_beside_the_first_within_the_limit(
     )
 
     card(page, "second").locator(".gp-stop").click()
+    card(page, "second").locator(".gp-stop-confirm").click()
     card(page, "second").locator(".gp-start").wait_for(timeout=60_000)
     assert not [line for line in user_jobs("alice", "%k") if line.endswith(":second")]
     assert card(page).locator(".gp-state", has_text="Running").count() == 1
