@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import datetime
 
 from core.partitions import SinfoFormatError, parse_slurm_time
 from core.runtime import format_runtime
@@ -135,6 +136,17 @@ class JobDetail:
 
 def time_or_blank(value: str) -> str:
     return "" if value in ("", "Unknown", "None", "N/A") else value
+
+
+def slurm_time_with_zone(value: str) -> str:
+    """A time as Slurm prints it (the cluster's local time, no zone: "2026-11-24T14:05:00") with
+    this host's offset, as the API gives every time ("2026-11-24T14:05:00+01:00"); blank stays
+    blank, and anything else as it is."""
+    try:
+        when = datetime.fromisoformat(value)
+    except ValueError:
+        return time_or_blank(value)
+    return (when if when.tzinfo else when.astimezone()).isoformat()
 
 
 def time_limit_hms(value: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
 
 _HMS = re.compile(r"(\d{1,3}):([0-5]\d):([0-5]\d)")
 
@@ -43,3 +44,10 @@ def describe_runtime(seconds: int) -> str:
     if hours:
         return f"{hours} h"
     return f"{minutes} min"
+
+
+def cluster_offset_minutes() -> int:
+    """This (login) host's offset from UTC now, in minutes: Slurm prints its times in this
+    zone, without naming it (pages show times in the reader's zone: templates/shared/times.html)."""
+    offset = datetime.now().astimezone().utcoffset()
+    return int(offset.total_seconds() // 60) if offset is not None else 0

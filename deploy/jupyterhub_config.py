@@ -16,6 +16,7 @@ import spawner.audit
 import spawner.metrics
 import spawner.port_handler
 from core.resources import TEMPLATES_DIR
+from core.runtime import cluster_offset_minutes
 from spawner.capacity import CAPACITY_PATH, CapacityHandler
 from spawner.culling import CULL_CHECK_PATH, GPU_ACTIVITY_PATH, CullCheckHandler, GpuActivityHandler
 from spawner.errors import RefusalsWithoutTraceback
@@ -211,6 +212,9 @@ c.JupyterHub.template_vars = {
     "portal_prefix": "/services/portal",  # under the hub's base_url, "/" here
     "profile_admin_groups": portal_admin_groups,
     "named_sessions": named_sessions,
+    # Pages show times in the reader's zone, and name it where it is not the cluster's
+    # (templates/shared/times.html); a callable: asked at each page, so it follows DST.
+    "cluster_offset": lambda user: cluster_offset_minutes(),
 }
 c.GpuProfilesSpawner.portal_token = portal_token
 # The portal's last answer, on disk: spawns and resumes right after a restart need not wait.

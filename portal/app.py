@@ -6,6 +6,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from importlib.metadata import version as package_version
 
 from fastapi import FastAPI, Request, status
 from fastapi.encoders import jsonable_encoder
@@ -76,9 +77,10 @@ def create_app(
     prefix = settings.prefix
     app = FastAPI(
         title="GPU portal",
-        summary="Resource profiles for the cluster's JupyterHub (and, later, multi-node jobs).",
-        description="Authenticate with a hub API token: `Authorization: token <token>`.",
-        version="0.1.0",
+        summary="Multi-node jobs, resource profiles and software environments of the cluster's "
+        "JupyterHub, and its audit.",
+        description=API_DESCRIPTION,
+        version=package_version("slurm-gpu-portal"),
         docs_url=None,  # served by add_api_docs, from local files
         openapi_url=f"{prefix}/openapi.json",
         redoc_url=None,
@@ -114,6 +116,25 @@ def create_app(
     add_security_headers(app)
     add_api_docs(app, prefix)
     return app
+
+
+# The hub's own endpoints of this product, beside JupyterHub's REST API, are not in this schema
+# (the hub serves them): said here so that a client finds them.
+API_DESCRIPTION = """Authenticate with a hub API token: `Authorization: token <token>` (the hub's
+Token page). Times are ISO 8601 with their zone.
+
+Sessions are the hub's, under `/hub/`, with the same token:
+
+- `GET /hub/gpuportal/sessions`: your sessions as the home page's cards (state, node, job, time
+  left, what Extend may add).
+- `POST /hub/gpuportal/extend` `{"server": "", "add": "01:00:00"}`: a longer time limit for a
+  running session, within its profile's maximum.
+- `GET /hub/gpuportal/tensorboards`, `POST` `{"folder": "/home/you/runs", "group": "ds"}`: your
+  shared TensorBoards, and the ones shared with you; share a folder with one of your groups.
+- `GET /hub/gpuportal/capacity`: free GPUs and when each profile would start.
+- Start and stop: JupyterHub's `POST`/`DELETE /hub/api/users/{name}/server` (or
+  `/servers/{server}`), with `{"user_options": {"profile": "gpu-1", "runtime": "08:00:00"}}`.
+"""
 
 
 def _add_error_handlers(app: FastAPI) -> None:

@@ -81,9 +81,11 @@ class JobPublic(BaseModel):
     nodes: str
     exit_code: int | None
     submitted_at: UtcDateTime
-    started_at: str
-    ended_at: str
-    expected_start: str = Field(description="While it waits: when Slurm expects to start it.")
+    started_at: str = Field(description="ISO 8601 with the zone, or empty before it starts.")
+    ended_at: str = Field(description="ISO 8601 with the zone, or empty while it runs.")
+    expected_start: str = Field(
+        description="While it waits: when Slurm expects to start it (ISO 8601 with the zone)."
+    )
     tasks: dict[str, str] = Field(description="An array job's tasks and their states.")
     request: dict[str, object]
     script: str

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from core.batch import BatchJob, BatchJobError, Container, render_batch_script, split_command
 from core.environments import EnvironmentSpecError, SoftwareEnvironment
+from core.jobs import slurm_time_with_zone
 from core.runtime import format_runtime, parse_runtime
 from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from core.states import job_state
@@ -386,9 +387,10 @@ def public_fields(record: JobRecord) -> dict[str, Any]:
         "nodes": record.nodes,
         "exit_code": record.exit_code,
         "submitted_at": record.submitted_at,
-        "started_at": record.started_at,
-        "ended_at": record.ended_at,
-        "expected_start": record.expected_start,
+        # Slurm's times are the cluster's local time without a zone: given with it here.
+        "started_at": slurm_time_with_zone(record.started_at),
+        "ended_at": slurm_time_with_zone(record.ended_at),
+        "expected_start": slurm_time_with_zone(record.expected_start),
         "tasks": record.tasks,
         "request": record.request,
         "script": record.script,

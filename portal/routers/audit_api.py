@@ -1,4 +1,5 @@
-"""The audit stream for admins: GET /api/audit/events (REST) and the /admin/audit page.
+"""The audit for admins: GET /api/audit/events (REST) and the /admin/audit page, and the
+profile and environment history (GET /api/audit).
 
 Both read the hub's and the portal's JSON-lines files (core.audit), newest first, filtered by
 user, action and time.
@@ -14,9 +15,10 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
 from core.audit import ACTIONS, Filter, read_events
-from portal import pages
+from portal import crud, pages
 from portal.api_errors import declared
-from portal.deps import ApiAdmin, PageAdmin, SettingsDep
+from portal.deps import ApiAdmin, PageAdmin, SessionDep, SettingsDep
+from portal.schemas import AuditPublic
 from portal.settings import PortalSettings
 
 router = APIRouter()
@@ -79,3 +81,22 @@ async def audit_page(
             "enabled": bool(settings.audit_dir),
         },
     )
+
+
+@router.get(
+    "/api/audit", response_model=list[AuditPublic], tags=["audit"], responses=declared(401, 403)
+)
+def list_audit(session: SessionDep, admin: ApiAdmin, limit: int = 200) -> list[AuditPublic]:
+    """Who changed which profile or environment, and how, newest first (the history on the
+    admin page). Every other event (logins, sessions, jobs): GET /api/audit/events."""
+    return [
+        AuditPublic(
+            at=r.at,
+            actor=r.actor,
+            action=r.action,
+            kind=r.kind,
+            subject=r.subject,
+            changes=r.changes,
+        )
+        for r in crud.list_audit(session, limit=min(max(limit, 1), 1000))
+    ]

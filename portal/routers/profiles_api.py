@@ -9,7 +9,7 @@ from portal.api_errors import declared
 from portal.deps import ApiAdmin, ApiCaller, CatalogDep, SessionDep
 from portal.identity import Caller
 from portal.models import Profile
-from portal.schemas import AuditPublic, ProfileCreate, ProfileOrder, ProfilePublic, ProfileUpdate
+from portal.schemas import ProfileCreate, ProfileOrder, ProfilePublic, ProfileUpdate
 
 router = APIRouter(prefix="/api", tags=["profiles"], responses=declared(401, 403, 404, 409, 503))
 
@@ -74,19 +74,3 @@ def reorder_profiles(
         problem = {"loc": ["body", "slugs"], "msg": str(error), "type": "rule"}
         raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, [problem]) from None
     return [crud.to_public(p) for p in profiles]
-
-
-@router.get("/audit", response_model=list[AuditPublic], tags=["audit"])
-def list_audit(session: SessionDep, admin: ApiAdmin, limit: int = 200) -> list[AuditPublic]:
-    """Who changed what and when, newest first."""
-    return [
-        AuditPublic(
-            at=r.at,
-            actor=r.actor,
-            action=r.action,
-            kind=r.kind,
-            subject=r.subject,
-            changes=r.changes,
-        )
-        for r in crud.list_audit(session, limit=min(max(limit, 1), 1000))
-    ]
