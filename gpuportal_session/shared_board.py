@@ -26,6 +26,7 @@ from typing import Any
 from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
 from tornado import web
 
+from gpuportal_session.board_fonts import fix_index, is_index, plain_request
 from gpuportal_session.hub_tls import server_context
 from gpuportal_session.singleuser import free_port, listen_address, report_port
 from gpuportal_session.tensorboard_private import RUNTIME_ENV, instances, runtime_dir
@@ -107,9 +108,14 @@ class BoardHandler(HubOAuthenticated, web.RequestHandler):  # type: ignore[misc]
         headers.pop("Cookie", None)  # the hub's cookies stay here
         query = f"?{self.request.query}" if self.request.query else ""
         body = self.request.body or None
+        index = is_index(path)
+        if index:
+            headers = plain_request(headers)
         status, headers_out, content = await asyncio.to_thread(
             fetch, self.socket_path, self.request.method or "GET", "/" + path + query, body, headers
         )
+        if index:
+            content = fix_index(content)
         self.set_status(status)
         for key, value in headers_out:
             if key.lower() not in HOP_HEADERS | {"content-length"}:

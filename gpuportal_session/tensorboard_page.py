@@ -27,6 +27,7 @@ from urllib.parse import parse_qs
 
 import jinja2
 
+from gpuportal_session.board_fonts import fix_index, is_index, plain_request
 from gpuportal_session.tensorboard_private import instances, runtime_dir
 
 
@@ -228,6 +229,9 @@ def proxy(environ: dict[str, Any], start_response: Any, number: str, rest: str) 
     if environ.get("CONTENT_TYPE"):
         headers["Content-Type"] = environ["CONTENT_TYPE"]
     query = environ.get("QUERY_STRING", "")
+    index = is_index(rest)
+    if index:
+        headers = plain_request(headers)
     connection = UnixHTTPConnection(board["socket"])
     connection.request(
         environ["REQUEST_METHOD"], "/" + rest + (f"?{query}" if query else ""), body, headers
@@ -236,6 +240,14 @@ def proxy(environ: dict[str, Any], start_response: Any, number: str, rest: str) 
     headers_out = [(k, v) for k, v in response.getheaders() if k.lower() not in HOP_HEADERS]
     present = {k.lower() for k, _ in headers_out}
     headers_out += [(k, v) for k, v in BOARD_HEADERS.items() if k not in present]
+    if index:  # the whole page, edited (board_fonts)
+        try:
+            page = fix_index(response.read())
+        finally:
+            connection.close()
+        headers_out = [(k, v) for k, v in headers_out if k.lower() != "content-length"]
+        start_response(f"{response.status} {response.reason}", headers_out)
+        return [page]
     start_response(f"{response.status} {response.reason}", headers_out)
 
     def stream() -> Iterator[bytes]:

@@ -122,3 +122,14 @@ class JobRecord(Base):
     expected_start: Mapped[str] = mapped_column(String(30), default="")
     # An array job's tasks and their states, {"0": "COMPLETED", "2-3": "PENDING"}; {} if none.
     tasks: Mapped[dict[str, str]] = mapped_column(default=dict)
+
+
+class RemovedSession(Base):
+    """A session record its user removed while Slurm still listed the ended job: the session
+    scan (portal.session_history) must not record it again. Kept a week, long past Slurm's
+    MinJobAge."""
+
+    __tablename__ = "removed_sessions"
+
+    slurm_job_id: Mapped[str] = mapped_column(String(20), primary_key=True)
+    removed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)

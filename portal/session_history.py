@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from core.jobs import JobInfo, time_limit_hms, time_or_blank
@@ -21,12 +22,13 @@ from core.tags import SessionTag, parse_tag
 from portal.db import Database
 from portal.job_service import settled
 from portal.job_watcher import apply_detail
-from portal.models import JobRecord
+from portal.models import JobRecord, RemovedSession, utcnow
 
 log = logging.getLogger(__name__)
 
 # The launcher a session's record carries: how the pages and the API tell it from a batch job.
 SESSION_LAUNCHER = "jupyterlab"
+KEEP_REMOVED = timedelta(days=7)
 
 
 def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> list[JobRecord]:
@@ -43,6 +45,12 @@ def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> li
             select(JobRecord.slurm_job_id).where(
                 JobRecord.launcher == SESSION_LAUNCHER, JobRecord.slurm_job_id.in_(list(found))
             )
+        )
+    )
+    # Removed by their users while Slurm still lists the ended job: not recorded again.
+    known |= set(
+        session.scalars(
+            select(RemovedSession.slurm_job_id).where(RemovedSession.slurm_job_id.in_(list(found)))
         )
     )
     added = []
@@ -83,11 +91,24 @@ async def record_new_sessions(session: Session, slurm: SlurmClient, *, hub_id: s
     exit code are read from scontrol now, or its record would show none.
     """
     added = record_sessions(session, await slurm.tagged(alive_only=False), hub_id=hub_id)
+    forget_old_removals(session)
     for record in added:
         if settled(record.state):
             apply_detail(record, await slurm.job_detail(record.slurm_job_id))
     session.commit()
     return len(added)
+
+
+def remember_removal(session: Session, record: JobRecord) -> None:
+    """A session record is being removed: remember its job so that the scan leaves it out."""
+    if record.launcher == SESSION_LAUNCHER and record.slurm_job_id:
+        session.merge(RemovedSession(slurm_job_id=record.slurm_job_id))
+
+
+def forget_old_removals(session: Session) -> None:
+    """Removals older than KEEP_REMOVED: Slurm has long forgotten those jobs."""
+    cutoff = utcnow() - KEEP_REMOVED
+    session.execute(delete(RemovedSession).where(RemovedSession.removed_at < cutoff))
 
 
 async def scan_forever(

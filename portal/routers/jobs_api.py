@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Response, status
@@ -25,7 +26,7 @@ from portal.deps import (
 from portal.identity import Caller
 from portal.job_schemas import JobCreate, JobDetailPublic, JobPublic, ScriptPreview
 from portal.models import JobRecord
-from portal.session_history import SESSION_LAUNCHER
+from portal.session_history import SESSION_LAUNCHER, remember_removal
 
 router = APIRouter(prefix="/api", tags=["jobs"], responses=declared(400, 401, 403, 404, 409, 503))
 
@@ -152,17 +153,27 @@ async def get_job(
     status_code=status.HTTP_204_NO_CONTENT,
     response_class=Response,
 )
-async def remove_job_record(job_id: JobId, session: SessionDep, caller: ApiWriter) -> Response:
+async def remove_job_record(
+    job_id: JobId, session: SessionDep, caller: ApiWriter, watcher: WatcherDep
+) -> Response:
     """Remove an ended job from your history (its output file stays). A job still waiting or
     running is a 409: cancel it first."""
     record = session.get(JobRecord, job_id)
     if record is None or record.user != caller.name:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No job {job_id} of yours.")
-    if job_state(record.state).alive or not job_service.settled(record.state):
+    if not job_service.settled(record.state):
+        # The record may be behind Slurm (a cancel a moment ago): ask before refusing.
+        await watcher.refresh_one(session, record)
+    if not job_service.settled(record.state):
+        meaning = job_state(record.state)
+        what = "cancel it first" if record.launcher != SESSION_LAUNCHER else "stop it first"
+        if not meaning.alive:  # ending: Slurm is cleaning up after it
+            what = "try again in a few seconds"
         raise HTTPException(
             status.HTTP_409_CONFLICT,
-            f"Job {job_id} is {record.state.lower()}: cancel it first, then remove it.",
+            f"Job {job_id} {meaning.meaning}: {what}, then remove it.",
         )
+    remember_removal(session, record)
     session.delete(record)
     session.commit()
     return Response(status_code=status.HTTP_204_NO_CONTENT)
@@ -170,7 +181,7 @@ async def remove_job_record(job_id: JobId, session: SessionDep, caller: ApiWrite
 
 @router.delete("/jobs/{job_id}", response_model=JobPublic, status_code=status.HTTP_202_ACCEPTED)
 async def cancel_job(
-    job_id: JobId, session: SessionDep, caller: ApiWriter, slurm: SlurmDep
+    job_id: JobId, session: SessionDep, caller: ApiWriter, slurm: SlurmDep, watcher: WatcherDep
 ) -> JobPublic:
     """Cancel the job (scancel, as its owner). A notebook session is stopped on the hub."""
     record = _own(session, caller, job_id)
@@ -188,7 +199,10 @@ async def cancel_job(
             raise HTTPException(
                 status.HTTP_409_CONFLICT, f"Slurm did not cancel the job: {error.message}"
             ) from None
-        record.state = "CANCELLING"
+        # What Slurm says now (cancelled, or ending): never a state of the portal's own. If
+        # Slurm cannot say just now, the watcher's next look will.
+        with contextlib.suppress(SlurmError):
+            await watcher.refresh_one(session, record)
         session.commit()
         audit("job_cancel", user=caller.name, record=record.id, job=record.slurm_job_id)
     return JobPublic(**job_service.public_fields(record))

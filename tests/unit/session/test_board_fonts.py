@@ -1,0 +1,33 @@
+"""TensorBoard's index page, as the installed TensorBoard ships it, asks for its font at the
+site's root; handed on, it asks the board itself."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import tensorboard
+
+from gpuportal_session.board_fonts import fix_index, is_index, plain_request
+
+WEBFILES = Path(tensorboard.__file__).parent / "webfiles.zip"
+
+
+def test_the_index_asks_for_the_font_at_the_board_not_at_the_hubs_root() -> None:
+    with zipfile.ZipFile(WEBFILES) as files:
+        index = files.read("index.html")
+        fonts = {name for name in files.namelist() if name.startswith("font-roboto/")}
+    assert b"url(/font-roboto/" in index  # what TensorBoard does: 404s behind the hub
+    fixed = fix_index(index)
+    assert b"url(/font-roboto/" not in fixed
+    asked = {
+        "font-roboto/" + part.split(b")", 1)[0].decode()
+        for part in fixed.split(b"url(font-roboto/")[1:]
+    }
+    assert asked and asked <= fonts  # each one is a file the board serves
+
+
+def test_only_the_index_is_edited_and_asked_for_unzipped() -> None:
+    assert is_index("") and is_index("/") and is_index("index.html?x=1")
+    assert not is_index("data/plugin/scalars/tags") and not is_index("font-roboto/a.woff2")
+    assert plain_request({"Accept-Encoding": "gzip", "Accept": "*/*"}) == {"Accept": "*/*"}
