@@ -42,6 +42,14 @@ def scontrol(*args: str) -> None:
     subprocess.run(["scontrol", *args], check=True, capture_output=True, timeout=20)
 
 
+def skip_requeue_hold(job_id: str) -> None:
+    """Let a requeued job start again now. Slurm holds a requeued job about two minutes first
+    (reason BeginTime); an admin may lift that (`scontrol update StartTime=now`), and the tests
+    do: what they check is the session kept meanwhile and its return, not Slurm's delay."""
+    wait_for(lambda: state_of(job_id) == "PENDING", 60, f"job {job_id} to wait again")
+    scontrol("update", f"JobId={job_id}", "StartTime=now")
+
+
 def home_page(hub: Hub, session: requests.Session) -> str:
     response = session.get(f"{hub.url}/hub/home", timeout=30)
     assert response.status_code == 200, response.status_code

@@ -17,6 +17,7 @@ from tests.integration.faults.helpers import (
     home_page,
     running_session,
     scontrol,
+    skip_requeue_hold,
     spawn,
     state_of,
 )
@@ -49,8 +50,9 @@ def test_suspended_then_requeued_session_is_kept_and_comes_back(hub: Hub, clean:
     note = "was put back in the queue by Slurm. JupyterLab starts again when it runs"
     wait_for(lambda: note in home_page(hub, alice), 30, "the home page to say so")
     assert hub.server(alice, "alice") is not None
-    # Slurm starts the same job again (after its requeue delay); the route follows JupyterLab.
-    wait_for(lambda: state_of(job_id) == "RUNNING", 180, "the requeued job to run", step=2)
+    # Slurm starts the same job again (its requeue delay lifted); the route follows JupyterLab.
+    skip_requeue_hold(job_id)
+    wait_for(lambda: state_of(job_id) == "RUNNING", 60, "the requeued job to run", step=2)
     wait_for(lambda: _lab_answers(hub, alice, "alice"), 60, "JupyterLab to answer again")
     wait_for(lambda: note not in home_page(hub, alice), 20, "the note to go")
     assert user_jobs("alice", "%i") == [job_id]

@@ -27,7 +27,7 @@ from tests.integration.faults.helpers import (
 pytestmark = pytest.mark.integration
 
 SLURMCTLD_PID = Path("/var/lib/portal-local/run/slurmctld.pid")
-OUTAGE_S = 120
+OUTAGE_S = 60
 
 
 def _start_cluster() -> None:
@@ -47,7 +47,7 @@ def test_slurmctld_down_removes_no_server_and_a_spawn_is_told(hub: Hub, clean: N
         message = failed_spawn_message(hub, bob, "bob", response)
         assert "The scheduler is not answering" in message, message
         assert "try again in a minute" in message
-        # Two minutes of the hub polling (every 3 s here) a silent Slurm: the server stays.
+        # A minute of the hub polling (every 3 s here) a silent Slurm: the server stays.
         deadline = time.monotonic() + OUTAGE_S
         while time.monotonic() < deadline:
             assert hub.server(alice, "alice")["ready"] is True
