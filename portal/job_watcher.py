@@ -9,7 +9,7 @@ import time
 
 from sqlalchemy.orm import Session
 
-from core.jobs import JobDetail, array_summary, time_or_blank
+from core.jobs import JobDetail, array_summary, time_limit_hms, time_or_blank
 from core.slurm import SlurmClient, SlurmError
 from core.states import Phase, phase_of
 from portal.job_service import aware_utc, mark_submitted, record_tag, settled
@@ -32,13 +32,17 @@ def apply_detail(record: JobRecord, detail: JobDetail | None) -> None:
     record.started_at = detail.start_time if detail.phase is not Phase.QUEUED else ""
     record.expected_start = detail.start_time if detail.phase is Phase.QUEUED else ""
     record.ended_at = detail.end_time if detail.phase is Phase.ENDED else ""
-    recorded = record.request.get("time_limit", detail.time_limit)
-    if detail.time_limit and recorded != detail.time_limit:
-        # A session extended on the hub: its history shows the limit Slurm has now (session
-        # records keep one; batch jobs keep their request as sent). A new dict: SQLAlchemy
-        # does not see changes made inside a JSON value.
-        record.request = {**record.request, "time_limit": detail.time_limit}
+    follow_time_limit(record, detail.time_limit)
     record.updated_at = utcnow()
+
+
+def follow_time_limit(record: JobRecord, limit: str) -> None:
+    """A session extended on the hub: its history shows the limit Slurm has now (session
+    records keep one; batch jobs keep their request as sent)."""
+    limit = time_limit_hms(limit)
+    if limit and record.request.get("time_limit", limit) != limit:
+        # A new dict: SQLAlchemy does not see changes made inside a JSON value.
+        record.request = {**record.request, "time_limit": limit}
 
 
 def is_array(record: JobRecord) -> bool:
@@ -122,6 +126,7 @@ class JobWatcher:
                     record.expected_start = time_or_blank(info.start) if waiting else ""
                     # Every node of a running multi-node job, not only its batch host.
                     record.nodes = "" if waiting else (info.nodes or info.host)
+                    follow_time_limit(record, info.time_limit)
                 else:
                     # Ended (or gone): scontrol has the exit code and the times.
                     await self._update_from_scontrol(record)

@@ -168,7 +168,7 @@ def test_an_extended_sessions_record_takes_slurms_new_time_limit(session: Sessio
     apply_detail(row, detail("8:30:00"))
     session.commit()
     session.refresh(row)
-    assert row.request["time_limit"] == "8:30:00"
+    assert row.request["time_limit"] == "08:30:00"
     # A batch job's request stays as it was sent.
     batch = record(session, "8", "RUNNING")
     sent = dict(batch.request)
