@@ -41,16 +41,24 @@ def test_the_time_field_says_when_it_is_not_the_profiles_default(
     page.goto(f"{hub.url}/hub/spawn")
     page.check("input[name=profile][value=gpu-1]")
     default = page.get_attribute("input[name=profile][value=gpu-1]", "data-default-runtime")
-    assert page.input_value("#gp-runtime") == default
-    assert page.inner_text("#gp-runtime-default") == ""
-    # A time of one's own is kept for the next time, and said to be one's own.
+    # A time of one's own is said to be one's own, and kept for the next time.
     page.fill("#gp-runtime", "03:00:00")
+    own = f"Your own time limit; this profile's default is {default}."
+    assert page.inner_text("#gp-runtime-default") == own
     page.click("#spawn_form button[type=submit]")
     page.wait_for_url("**/user/alice/lab**")
     hub.stop_server(alice, "alice")
     page.goto(f"{hub.url}/hub/spawn")
     assert page.is_checked("input[name=profile][value=gpu-1]")
     assert page.input_value("#gp-runtime") == "03:00:00"
-    assert page.inner_text("#gp-runtime-default") == (
-        f"Your own time limit; this profile's default is {default}."
-    )
+    assert page.inner_text("#gp-runtime-default") == own
+    # The default is not remembered as if chosen: the field then shows the profile's default
+    # of the day, and says nothing.
+    page.fill("#gp-runtime", default or "")
+    assert page.inner_text("#gp-runtime-default") == ""
+    page.click("#spawn_form button[type=submit]")
+    page.wait_for_url("**/user/alice/lab**")
+    hub.stop_server(alice, "alice")
+    page.goto(f"{hub.url}/hub/spawn")
+    assert page.input_value("#gp-runtime") == default
+    assert page.inner_text("#gp-runtime-default") == ""

@@ -83,7 +83,7 @@ def test_the_readme_journeys_have_no_console_error_and_no_failed_request(
     carol = trouble.watch(log_in(browser, hub, "carol", "carol-demo"))
     carol.goto(f"{hub.url}/services/portal/admin")
     carol.wait_for_selector("#profiles")
-    carol.goto(f"{hub.url}/services/portal/audit")
+    carol.goto(f"{hub.url}/services/portal/admin/audit")
     carol.wait_for_selector("#events")
     bob = trouble.watch(log_in(browser, hub, "bob", "bob-demo"))
     bob.goto(f"{hub.url}/hub/home")

@@ -28,7 +28,7 @@ def test_a_5000_character_login_is_refused_and_the_audit_page_keeps_its_width(
 
     carol = log_in(browser, hub, "carol", "carol-demo")
     carol.set_viewport_size({"width": 1280, "height": 900})
-    carol.goto(f"{hub.url}/services/portal/audit?action=login_failed")
+    carol.goto(f"{hub.url}/services/portal/admin/audit?action=login_failed")
     row = carol.locator("#events tr", has_text="not a user name").first
     row.wait_for()
     assert "xxxxxxxx... (5000 characters)" in row.inner_text()

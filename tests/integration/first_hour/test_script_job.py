@@ -28,6 +28,8 @@ def test_a_python_script_with_the_forms_defaults_runs_in_the_sessions_environmen
 ) -> None:
     page = jobs_page(browser, hub)
     # The environment offered first is the sessions' default, the one their kernels use.
+    page.click("#more-options summary")
+    assert page.input_value("#env-kind") == "site:session"
     assert page.locator("#env-kind option").first.inner_text().startswith("Session default")
     page.fill("#name", "hello-defaults")
     page.fill("#script", "/home/alice/jobs/hello.py")
@@ -46,6 +48,7 @@ def test_a_script_job_without_an_environment_runs_with_the_nodes_python3(
     hub: Hub, browser: Any
 ) -> None:
     page = jobs_page(browser, hub)
+    page.click("#more-options summary")
     page.select_option("#env-kind", "")  # "none": the nodes' own system
     page.fill("#name", "hello-system")
     page.fill("#script", "/home/alice/jobs/hello.py")
