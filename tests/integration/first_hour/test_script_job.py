@@ -72,6 +72,7 @@ def test_a_script_that_is_not_there_is_refused_at_once_and_says_why(hub: Hub, br
     assert user_jobs("alice") == []
     # A folder that is not there, under More.
     page.fill("#script", "/home/alice/jobs/hello.py")
+    page.click("#more-options summary")
     page.fill("#workdir", "/home/alice/no-such-folder")
     page.click("#preview")
     page.wait_for_selector("#error-workdir:has-text('not a folder')")

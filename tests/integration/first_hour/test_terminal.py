@@ -21,13 +21,14 @@ def test_the_terminal_runs_the_sessions_python_and_jupyter(
     hub: Hub, clean: None, browser: Any
 ) -> None:
     subprocess.run(["rm", "-f", str(ANSWER)], check=True)
+    # The browser logs in first: with a running server, the login goes on to JupyterLab.
+    page = log_in(browser, hub, "alice", "alice-demo")
     alice = hub.login("alice")
     options = {"profile": "gpu-1", "environment": "torch"}
     response = hub.api(alice, "POST", "/users/alice/server", json={"user_options": options})
     assert response.status_code in (201, 202), response.text
     hub.wait_ready(alice, "alice")
 
-    page = log_in(browser, hub, "alice", "alice-demo")
     page.goto(f"{hub.url}/user/alice/lab")
     page.click(".jp-LauncherCard[title='Start a new terminal session']", timeout=90_000)
     page.wait_for_selector(".jp-Terminal .xterm-helper-textarea", state="attached")
