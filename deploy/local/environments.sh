@@ -25,6 +25,18 @@ layered_venv() {  # layered_venv DIR: a venv that also sees the session venv's p
     # addsitedir (not a bare path line) so that the session's own .pth files, such as the
     # editable install of this repository, are read too.
     echo "import site; site.addsitedir('$session_site')" >"$site/gpuportal_session.pth"
+    # And the session's Jupyter config and data (which server extensions are on, JupyterLab's
+    # application folder, the lab extensions): Jupyter looks for them under the running
+    # Python's prefix. Without them a session in this environment had a Jupyter server with
+    # no JupyterLab, no terminals, no language servers (a 404 at /lab).
+    mkdir -p "$dir/etc" "$dir/share"
+    for part in etc/jupyter share/jupyter; do
+        if [ ! -e "$dir/$part" ]; then ln -s "$VENV/$part" "$dir/$part"; fi
+    done
+    # The session's `jupyter` commands, which a terminal in this environment runs.
+    for command in "$VENV"/bin/jupyter*; do
+        if [ ! -e "$dir/bin/${command##*/}" ]; then ln -s "$command" "$dir/bin/"; fi
+    done
 }
 layered_venv "$ENVS/analysis"
 layered_venv "$ENVS/torch"

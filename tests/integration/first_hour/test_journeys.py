@@ -59,7 +59,7 @@ def test_the_readme_journeys_have_no_console_error_and_no_failed_request(
     alice.check("input[name=profile][value=gpu-1]")
     alice.click("#spawn_form button[type=submit]")
     alice.wait_for_url("**/user/alice/lab**", timeout=120_000)
-    alice.wait_for_selector(".jp-LauncherCard", timeout=60_000)
+    alice.wait_for_selector(".jp-LabShell", timeout=60_000)
     # TensorBoard from the launcher's page, then the hub's home with the session's card.
     alice.goto(f"{hub.url}/user/alice/tensorboard/")
     alice.wait_for_selector("#nav-lab")

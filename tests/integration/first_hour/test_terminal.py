@@ -1,5 +1,7 @@
 """Issue 20, item 2: the JupyterLab terminal has the session's environment: its `python` (with
-the environment's packages), `pip` and `jupyter`, as the kernels do. In Chromium, as alice."""
+the environment's packages), `pip` and `jupyter`, as the kernels do. In Chromium, as alice, in
+the PyTorch environment (a venv layered on the session's: until it had the session's Jupyter
+config and data, JupyterLab itself was missing from sessions in it)."""
 
 from __future__ import annotations
 
@@ -29,9 +31,9 @@ def test_the_terminal_runs_the_sessions_python_and_jupyter(
     assert response.status_code in (201, 202), response.text
     hub.wait_ready(alice, "alice")
 
-    page.goto(f"{hub.url}/user/alice/lab")
+    page.goto(f"{hub.url}/user/alice/lab?reset")  # the launcher, not a layout of an earlier run
     page.click(".jp-LauncherCard[title='Start a new terminal session']", timeout=90_000)
-    page.wait_for_selector(".jp-Terminal .xterm-helper-textarea", state="attached")
+    page.wait_for_selector(".jp-Terminal .xterm-helper-textarea", state="attached", timeout=90_000)
     page.locator(".jp-Terminal .xterm-helper-textarea").focus()
     # What a user types first; the answers go to a file the test can read.
     page.keyboard.type(
