@@ -15,6 +15,7 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from core.resources import TEMPLATES_DIR
+from core.runtime import cluster_offset_minutes
 from core.slurm import SlurmClient, SlurmUnavailable
 from portal import audit_stream, crud, db
 from portal.cluster import ClusterUnavailable, PartitionCatalog
@@ -99,7 +100,12 @@ def create_app(
     app.state.templates = Jinja2Templates(
         directory=[str(TEMPLATES_DIR / "portal"), str(TEMPLATES_DIR / "shared")]
     )
-    app.state.templates.env.globals.update(prefix=prefix, hub_prefix=settings.hub_prefix)
+    app.state.templates.env.globals.update(
+        prefix=prefix,
+        hub_prefix=settings.hub_prefix,
+        # Every page's times (templates/shared/times.html): asked at each page, so DST follows.
+        cluster_offset_now=cluster_offset_minutes,
+    )
     for router in (
         profiles_api.router,
         environments_api.router,

@@ -13,7 +13,6 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from core.profiles import EXTRA_SBATCH_OPTIONS
-from core.runtime import cluster_offset_minutes
 from portal.cluster import ClusterUnavailable
 from portal.identity import COOKIE_NAME, HubIdentity
 from portal.profile_service import RuleViolation
@@ -38,7 +37,6 @@ def render(
         "active": NAV_ENTRY.get(template, ""),
         "csrf": identity.csrf_token(request.cookies.get(COOKIE_NAME, "")),
         "sbatch_option_names": list(EXTRA_SBATCH_OPTIONS),
-        "cluster_offset": cluster_offset_minutes(),
     }
     return templates.TemplateResponse(
         request, template, {**base, **context}, status_code=status_code

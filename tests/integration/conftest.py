@@ -119,6 +119,15 @@ def browser() -> Iterator[object]:
         instance.close()
 
 
+def server_python(user: str) -> str:
+    """The Python the user's JupyterLab process runs on, as the job started it."""
+    pids = subprocess.run(
+        ["pgrep", "-u", user, "-f", "gpuportal_session.singleuser"], capture_output=True, text=True
+    ).stdout.split()
+    assert pids, f"no JupyterLab process of {user}"
+    return Path(f"/proc/{pids[0]}/cmdline").read_bytes().split(b"\0")[0].decode()
+
+
 def server_environment(user: str) -> dict[str, str]:
     """The environment of the user's JupyterLab process: what their terminals and kernels see."""
     pids = subprocess.run(

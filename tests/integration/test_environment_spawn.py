@@ -9,7 +9,7 @@ import pytest
 import requests
 
 from tests.hubproc import REPO
-from tests.integration.conftest import Hub, server_environment
+from tests.integration.conftest import Hub, server_environment, server_python
 
 pytestmark = pytest.mark.integration
 
@@ -23,6 +23,10 @@ def kernel_python(hub: Hub, session: requests.Session, user: str) -> str:
         timeout=30,
     ).json()
     python: str = specs["kernelspecs"]["python3"]["spec"]["argv"][0]
+    # "python" is the server's own Python: jupyter_client starts such a kernel with
+    # sys.executable (the environment shares the session's kernel specs).
+    if python == "python":
+        python = server_python(user)
     return python
 
 
