@@ -125,7 +125,9 @@ def server_python(user: str) -> str:
         ["pgrep", "-u", user, "-f", "gpuportal_session.singleuser"], capture_output=True, text=True
     ).stdout.split()
     assert pids, f"no JupyterLab process of {user}"
-    return Path(f"/proc/{pids[0]}/cmdline").read_bytes().split(b"\0")[0].decode()
+    command = Path(f"/proc/{pids[0]}/cmdline").read_bytes().split(b"\0")[0].decode()
+    # Started by name ("python"): the one its PATH gives, as Python's own sys.executable is.
+    return shutil.which(command, path=server_environment(user).get("PATH", "")) or command
 
 
 def server_environment(user: str) -> dict[str, str]:

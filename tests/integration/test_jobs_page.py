@@ -36,15 +36,15 @@ def test_preview_submit_and_watch_a_job(hub: Hub, browser: Any) -> None:
 
     page.click("#submit")
     # Older records (jobs, and sessions of other tests) are listed too: wait for this one.
-    page.wait_for_selector("#jobs tbody tr:has-text('where-page')")
+    page.wait_for_selector("#jobs tbody tr[data-job]:has-text('where-page')")
     # The API holds exactly one job for alice: the click submitted once.
-    assert page.locator("#jobs tbody tr:has-text('where-page')").count() == 1
+    assert page.locator("#jobs tbody tr[data-job]:has-text('where-page')").count() == 1
     page.wait_for_selector(
         "#jobs tr:has-text('where-page') td.gp-state:has-text('Completed')", timeout=90_000
     )
-    row = page.inner_text("#jobs tbody tr:has-text('where-page')")
+    row = page.inner_text("#jobs tbody tr[data-job]:has-text('where-page')")
     assert "where-page" in row and "gpu[01-02]" in row and "exit code 0" in row
-    page.click("#jobs tbody tr:has-text('where-page') button:has-text('Output')")
+    page.click("#jobs tbody tr[data-job]:has-text('where-page') button:has-text('Output')")
     page.wait_for_selector("#detail-box:not([hidden])")
     wait_for(lambda: "task 3 on gpu02" in page.inner_text("#job-detail"), 10, "the output")
     cancel_user_jobs("alice")
@@ -65,12 +65,14 @@ def test_srun_hostname_on_two_nodes_then_resubmit(hub: Hub, browser: Any) -> Non
     page.wait_for_selector("#job-detail:has-text('gpu02')")
     assert sorted(page.inner_text("#job-detail").split()) == ["gpu01", "gpu02"]
 
-    page.click("#jobs tbody tr:has-text('names-page') button:has-text('Resubmit')")
+    page.click("#jobs tbody tr[data-job]:has-text('names-page') button:has-text('Resubmit')")
     page.wait_for_selector("#form-note:has-text('Resubmitted as Slurm job')")
     wait_for(
-        lambda: page.locator("#jobs tbody tr:has-text('names-page')").count() == 2, 30, "2 rows"
+        lambda: page.locator("#jobs tbody tr[data-job]:has-text('names-page')").count() == 2,
+        30,
+        "2 rows",
     )
-    rows = page.locator("#jobs tbody tr:has-text('names-page')")
+    rows = page.locator("#jobs tbody tr[data-job]:has-text('names-page')")
     first, second = (rows.nth(i).inner_text() for i in (0, 1))
     assert "Slurm" in first and "Slurm" in second and first != second
 
@@ -94,7 +96,7 @@ def test_an_array_of_four_tasks_from_the_page(hub: Hub, browser: Any) -> None:
     ]
     assert sorted(printed) == ["0", "1", "2", "3"]
     # Edit fills the form with the array job again; a bad array is refused by name.
-    page.click("#jobs tbody tr:has-text('sweep-page') button:has-text('Edit')")
+    page.click("#jobs tbody tr[data-job]:has-text('sweep-page') button:has-text('Edit')")
     assert page.input_value("#array") == "0-3"
     page.fill("#array", "3-1")
     page.click("#preview")

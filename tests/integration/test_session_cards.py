@@ -100,13 +100,14 @@ def test_a_second_named_session_runs_beside_the_first_within_the_limit(
     for server in ("", "second"):
         card(page, server).locator(".gp-state", has_text="Running").wait_for()
 
-    # The limit (2 named sessions besides the default one) is the hub's to enforce.
+    # The limit (2 named sessions running besides the default one) is the hub's to enforce,
+    # in words that say what to do (issue 20, item 4).
     options = {"user_options": {"profile": "gpu-1"}}
     third = hub.api(alice, "POST", "/users/alice/servers/third", json=options)
     assert third.status_code in (201, 202), third.text
     fourth = hub.api(alice, "POST", "/users/alice/servers/fourth", json=options)
-    assert fourth.status_code == 400
-    assert "already has the maximum of 2 named servers" in fourth.json()["message"]
+    assert fourth.status_code == 409
+    assert "You already run 2 named sessions (second, third)" in fourth.json()["message"]
     assert not [line for line in user_jobs("alice", "%k") if line.endswith(":fourth")]
 
     # A named session extends like the default one.
