@@ -53,6 +53,12 @@ def _state(wrapper: Any, child: GpuSlurmSpawner | None) -> tuple[str, str]:
     return "stopped", wrapper.session_note or "Not running"
 
 
+def _with_zone(when: datetime | None) -> str | None:
+    if when is None:
+        return None
+    return (when if when.tzinfo else when.astimezone()).isoformat()
+
+
 def session_card(
     user: Any,
     wrapper: Any,
@@ -86,8 +92,10 @@ def session_card(
         "environment": environment.title if environment else str(options.get("environment", "")),
         "job_id": child.job_id if child is not None and wrapper.active else "",
         "node": info.host if info is not None and wrapper.active else "",
-        "started": clock.started.isoformat() if clock.started else None,
-        "ends": clock.ends.isoformat() if clock.ends else None,
+        # Slurm's times are the cluster's local time; given with their zone (the pages and the
+        # lab show them in the reader's: templates/shared/times.html, labextension/clock.ts).
+        "started": _with_zone(clock.started),
+        "ends": _with_zone(clock.ends),
         "left": left,
         "left_words": describe_left(left),
         "limit": format_runtime(clock.limit) if clock.limit is not None else "",

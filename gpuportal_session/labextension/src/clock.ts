@@ -30,9 +30,40 @@ export function describeLeft(seconds: number): string {
   return hours ? `${hours} h left` : `${minutes} min left`;
 }
 
-/** "HH:MM" of the end, from the cluster's local time as squeue prints it. */
+/**
+ * The end as every page of the hub and the portal shows a time: 24 h, in the reader's zone,
+ * and the zone named where it is not the cluster's (the card's time carries the cluster's).
+ */
 export function endsAt(card: SessionCard): string {
-  return card.ends ? card.ends.slice(11, 16) : '';
+  if (!card.ends) {
+    return '';
+  }
+  const date = new Date(card.ends);
+  if (isNaN(date.getTime())) {
+    return card.ends.slice(11, 16);
+  }
+  const options: Intl.DateTimeFormatOptions = {
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23'
+  };
+  if (-date.getTimezoneOffset() !== clusterOffset(card.ends, date)) {
+    options.timeZoneName = 'short';
+  }
+  return date.toLocaleTimeString([], options);
+}
+
+/** The offset from UTC (minutes) that an ISO time was written in; the reader's if none. */
+function clusterOffset(iso: string, date: Date): number {
+  if (iso.endsWith('Z')) {
+    return 0;
+  }
+  const zone = /([+-])(\d\d):(\d\d)$/.exec(iso);
+  if (!zone) {
+    return -date.getTimezoneOffset();
+  }
+  const minutes = Number(zone[2]) * 60 + Number(zone[3]);
+  return zone[1] === '-' ? -minutes : minutes;
 }
 
 /** Reads this server's card from the hub, with the browser's hub login cookie. */
