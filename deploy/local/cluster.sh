@@ -50,7 +50,8 @@ render() {  # render TEMPLATE DEST, refusing to overwrite a file this script did
     fi
     sed -e "s|@STATE@|$STATE|g" -e "s|@ROOTPW@|${ROOTPW:-}|g" -e "s|@DBPW@|${DBPW:-}|g" \
         "$src" >"$dest.tmp"
-    mv "$dest.tmp" "$dest"
+    # Replaced only when it changes: its time then says when the settings last changed.
+    if cmp -s "$dest.tmp" "$dest"; then rm -f "$dest.tmp"; else mv "$dest.tmp" "$dest"; fi
 }
 
 users() { grep -v '^#' "$HERE/users.tsv"; }
@@ -260,6 +261,11 @@ start_slurmctld() {
     add_associations
     if alive "$STATE/run/slurmctld.pid"; then
         say "slurmctld already running"
+        # A slurm.conf rewritten since it started (an update of this repository): Slurm reads
+        # it again without a restart, so make demo/test twice picks the new settings up.
+        if [ /etc/slurm/slurm.conf -nt "$STATE/run/slurmctld.pid" ]; then
+            scontrol reconfigure && touch "$STATE/run/slurmctld.pid" && say "slurmctld reconfigured"
+        fi
     else
         slurmctld
         say "slurmctld started"
