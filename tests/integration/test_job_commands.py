@@ -105,7 +105,7 @@ def test_sessions_join_the_history_and_stay_after_they_end(
         "default",
         "gpu01",
     )
-    assert record["request"]["time_limit"] == "8:00:00"
+    assert record["request"]["time_limit"] == "08:00:00"  # HH:MM:SS on every page
     # Batch jobs only: the session is not among them.
     jobs = requests.get(f"{hub.url}{JOBS}", headers=headers, params={"kind": "job"}, timeout=60)
     assert all(job["launcher"] != "jupyterlab" for job in jobs.json())
