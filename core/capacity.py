@@ -22,6 +22,9 @@ NODES_FORMAT = "NodeList:|,Partition:|,Gres:|,GresUsed:|,StateLong:"
 # squeue: id, state, partition, GRES per node, node count, time limit, end time, priority, nodes.
 # The last two (account, user) count a group's GPUs in use against its limit (core.accounting).
 JOBS_FORMAT = "%i|%T|%P|%b|%D|%l|%e|%Q|%N|%a|%u"
+# Job states whose GPUs are taken. A job Slurm has just placed is CONFIGURING for a moment (its
+# prolog, its nodes booting): left out, a queue that had just filled looked free (issue 20).
+HOLDING = ("RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED")
 
 _GPU = re.compile(r"gpu(?::([^:,()]+))?:(\d+)")
 # Node states whose GPUs can be given out (now, or when their jobs end).
@@ -45,7 +48,7 @@ class NodeGpus:
 
 @dataclass(frozen=True)
 class GpuJob:
-    """A job that holds GPUs (RUNNING) or waits for them (PENDING)."""
+    """A job that holds GPUs (running: one of HOLDING) or waits for them (PENDING)."""
 
     job_id: str
     running: bool
@@ -153,12 +156,12 @@ def parse_jobs(text: str) -> list[GpuJob]:
         job_id, state, partition, gres, count, limit, end, priority, nodes = parts[:9]
         account, user = (parts[9], parts[10]) if len(parts) >= 11 else ("", "")
         gpus = gpus_in(gres)[1]
-        if not gpus or state not in ("RUNNING", "PENDING"):
+        if not gpus or state not in (*HOLDING, "PENDING"):
             continue
         jobs.append(
             GpuJob(
                 job_id=job_id,
-                running=state == "RUNNING",
+                running=state in HOLDING,
                 partition=partition,
                 gpus_per_node=gpus,
                 node_count=int(count) if count.isdigit() else 1,

@@ -50,7 +50,7 @@ def _ordinal(n: int) -> str:
     return f"{n}{suffix}"
 
 
-def _span(seconds: float) -> str:
+def span(seconds: float) -> str:
     minutes = int(seconds // 60)
     if minutes < 1:
         return f"{int(seconds)} s"
@@ -78,9 +78,9 @@ def describe_queue(
     elif start is not None:
         when = start.strftime("%H:%M") if start.date() == now.date() else start.strftime("%a %H:%M")
         line += (
-            f" Expected start about {when} (in {_span((start - now).total_seconds())}, {source})."
+            f" Expected start about {when} (in {span((start - now).total_seconds())}, {source})."
         )
-    return f"{line} Waiting {_span(waited)} so far."
+    return f"{line} Waiting {span(waited)} so far."
 
 
 def queue_progress(waited: float, start: datetime | None, now: datetime) -> int:

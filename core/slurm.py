@@ -13,7 +13,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from core.accounting import ASSOC_FORMAT, Associations, parse_associations
-from core.capacity import JOBS_FORMAT, NODES_FORMAT, GpuJob, NodeGpus, parse_jobs, parse_nodes
+from core.capacity import (
+    HOLDING,
+    JOBS_FORMAT,
+    NODES_FORMAT,
+    GpuJob,
+    NodeGpus,
+    parse_jobs,
+    parse_nodes,
+)
 from core.jobs import (
     SACCT_FORMAT,
     SQUEUE_FORMAT,
@@ -322,7 +330,7 @@ class SlurmClient:
         argv = [
             self._bin + "squeue",
             "--noheader",
-            "--states=RUNNING,PENDING",
+            f"--states={','.join((*HOLDING, 'PENDING'))}",
             f"--format={JOBS_FORMAT}",
         ]
         result = await run_command(argv, timeout=self._timeout)

@@ -8,7 +8,7 @@ from datetime import datetime
 from core.capacity import slurm_datetime
 from core.cluster_snapshot import ClusterSnapshot
 from core.jobs import JobInfo, describe_reason
-from core.queue_view import describe_queue, queue_place, queue_progress
+from core.queue_view import describe_queue, queue_place, queue_progress, span
 from core.request import SpawnRequest
 
 
@@ -28,7 +28,13 @@ async def queued_note(
     taken = await snapshot.get_within(1.0, newer_than=submitted)
     now = datetime.now().replace(microsecond=0)
     if taken is None:
-        return why, 15
+        # No look at the cluster has answered since the hub started (Slurm busy placing the
+        # jobs that just filled it): say that the rest is coming, rather than stop at the reason.
+        return (
+            f"{why} Its place in line and expected start follow as soon as Slurm answers "
+            f"(waiting {span(waited)} so far).",
+            15,
+        )
     profile = request.profile
     place = queue_place(
         taken.nodes,

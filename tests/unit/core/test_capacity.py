@@ -58,6 +58,18 @@ def test_sinfo_and_squeue_lines_as_slurm_22_05_prints_them() -> None:
     assert (jobs[1].node_count, jobs[1].time_limit, jobs[1].running) == (2, 24 * HOUR, False)
 
 
+def test_a_job_slurm_has_just_placed_holds_its_gpus() -> None:
+    """CONFIGURING (prolog, node boot) and SUSPENDED jobs keep their GPUs: a cluster that had
+    just filled looked free to the waiting page (issue 20)."""
+    jobs = parse_jobs(
+        "81|CONFIGURING|gpu|gres:gpu:4|1|0:10:00|2026-11-22T15:10:00|1|gpu01\n"
+        "82|SUSPENDED|gpu|gres:gpu:4|1|0:20:00|2026-11-22T15:20:00|1|gpu02\n"
+    )
+    assert [(j.job_id, j.running) for j in jobs] == [("81", True), ("82", True)]
+    nodes = [node("gpu01", 4), node("gpu02", 4)]
+    assert start(nodes, jobs, 4) == datetime(2026, 11, 22, 15, 10)
+
+
 def test_gpu_types_and_hostlists() -> None:
     assert gpus_in("gpu:4") == ("", 4)
     assert gpus_in("gpu:a100:2(S:0-1),gpu:t4:1") == ("mixed", 3)
