@@ -52,8 +52,9 @@ def seeded_profiles(hub: Hub) -> Iterator[None]:
         put_back(hub, token, slug, values)
 
 
-def log_in(browser: Any, hub: Hub, user: str, password: str) -> Any:
-    context = browser.new_context()
+def log_in(browser: Any, hub: Hub, user: str, password: str, **context_options: Any) -> Any:
+    """A page of a fresh context, logged in; context_options: a viewport, a color_scheme..."""
+    context = browser.new_context(**context_options)
     page = context.new_page()
     page.set_default_timeout(60_000)
     page.goto(f"{hub.url}/hub/login")

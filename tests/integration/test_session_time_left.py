@@ -65,3 +65,7 @@ def test_a_long_session_shows_its_time_left_and_no_warning(
     # Clusters are offline: JupyterLab's news and update check (which call jupyter.org) are off.
     config = page.evaluate("JSON.parse(document.getElementById('jupyter-config-data').textContent)")
     assert "@jupyterlab/apputils-extension:announcements" in config["disabledExtensions"]
+    # The lab follows the browser's light or dark scheme, like the hub's pages (issue 20).
+    assert page.evaluate("document.body.dataset.jpThemeLight") == "true"
+    page.emulate_media(color_scheme="dark")
+    page.wait_for_function("document.body.dataset.jpThemeLight === 'false'")
