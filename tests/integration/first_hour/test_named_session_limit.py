@@ -75,3 +75,7 @@ def test_the_hubs_error_pages_have_the_navigation_and_a_way_back(
     assert page.locator("#nav-jobs").is_visible()  # the product's navigation
     page.click("#error-home")
     page.wait_for_url("**/hub/home")
+    # A page for admins only says who it is for, not which scope is missing.
+    page.goto(f"{hub.url}/hub/admin")
+    assert page.inner_text("h1") == "You may not do that"
+    assert page.inner_text("#error-message").startswith("This page is for the hub's administrators")
