@@ -21,7 +21,6 @@ from core.environments import (
 )
 from core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
 from core.resources import TEMPLATES_DIR
-from core.runtime import format_runtime
 from core.sbatch import (
     ARG_RE,
     PATH_RE,
@@ -29,6 +28,7 @@ from core.sbatch import (
     ScriptError,
     template_environment,
 )
+from core.slurm_time import format_runtime
 
 LAUNCHERS = ("torchrun", "deepspeed", "horovod", "mpi", "srun")
 # Launchers that start one task per node (they fan out to the GPUs themselves); the others run

@@ -14,7 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from core.partitions import SinfoFormatError, gpus_in_gres, parse_slurm_time
+from core.partitions import gpus_in_gres
+from core.slurm_time import limit_seconds, slurm_datetime
 from core.words import count
 
 # sinfo -N: node, partitions, GRES, GRES used, state.
@@ -98,14 +99,6 @@ def gpus_in(gres: str) -> tuple[str, int]:
     return kind, gpus_in_gres(gres or "")
 
 
-def limit_seconds(limit: str) -> int | None:
-    """Seconds in a time limit as squeue prints it; None for none ("UNLIMITED", "INVALID")."""
-    try:
-        return parse_slurm_time(limit)
-    except SinfoFormatError:
-        return None  # "INVALID", "NOT_SET": the estimate treats it as no limit
-
-
 def parse_nodes(text: str) -> list[NodeGpus]:
     """Lines of sinfo -N -O NODES_FORMAT; a node listed once per partition is merged."""
     merged: dict[str, NodeGpus] = {}
@@ -122,14 +115,6 @@ def parse_nodes(text: str) -> list[NodeGpus]:
         )
         merged[name] = NodeGpus(name, partitions, total, gpus_in(used)[1], gpu_type, usable)
     return list(merged.values())
-
-
-def slurm_datetime(text: str) -> datetime | None:
-    """A time as squeue prints it ("2026-11-22T19:10:00"); None for "N/A" or "Unknown"."""
-    try:
-        return datetime.fromisoformat(text)
-    except ValueError:
-        return None  # "N/A", "Unknown"
 
 
 def expand_hostlist(text: str) -> tuple[str, ...]:

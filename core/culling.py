@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from core.runtime import describe_runtime
+from core.slurm_time import describe_runtime
 
 
 class Reason(enum.Enum):

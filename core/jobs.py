@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime
 
-from core.partitions import SinfoFormatError, parse_slurm_time
-from core.runtime import format_runtime
+from core.slurm_time import time_limit_hms, time_or_blank
 from core.states import JobState, Phase, job_state, phase_of
 
 # One line per job. '|' appears in none of these fields but the comment, which comes last and
@@ -132,31 +130,6 @@ class JobDetail:
     @property
     def phase(self) -> Phase:
         return phase_of(self.state)
-
-
-def time_or_blank(value: str) -> str:
-    return "" if value in ("", "Unknown", "None", "N/A") else value
-
-
-def slurm_time_with_zone(value: str) -> str:
-    """A time as Slurm prints it (the cluster's local time, no zone: "2026-11-24T14:05:00") with
-    this host's offset, as the API gives every time ("2026-11-24T14:05:00+01:00"); blank stays
-    blank, and anything else as it is."""
-    try:
-        when = datetime.fromisoformat(value)
-    except ValueError:
-        return time_or_blank(value)
-    return (when if when.tzinfo else when.astimezone()).isoformat()
-
-
-def time_limit_hms(value: str) -> str:
-    """A time limit as squeue ("8:00:00", "1-00:00:00") or scontrol ("08:00:00") print it, as
-    HH:MM:SS (one way on every page, whichever command told it); others as they are."""
-    try:
-        seconds = parse_slurm_time(value)
-    except SinfoFormatError:
-        return time_or_blank(value)
-    return value if seconds is None else format_runtime(seconds)
 
 
 def parse_scontrol_job(text: str) -> JobDetail | None:

@@ -5,9 +5,15 @@ stage, what the spawner must do, and what the user is told. The spawner (spawner
 only carries the step out: it asks Slurm, feeds the answer in here, and acts. Every rule about
 job states lives here and in core.states, and the unit tests read them as tables.
 
-Stages:  SUBMITTING -> QUEUED -> STARTING -> READY, with SUSPENDED and REQUEUED on the side and
-ENDED at the end. A session that has been READY is kept through a suspension or a requeue (its
-job comes back by itself); one that ends is told why ("reached its 8 h time limit").
+Stages:  SUBMITTING -> QUEUED -> STARTING -> READY, with SUSPENDED and REQUEUED on the side,
+STOPPING while a stop's cancels run, and ENDED at the end. A session that has been READY is kept
+through a suspension or a requeue (its job comes back by itself); one that ends is told why
+("reached its 8 h time limit"). HANDED_OVER: the hub, starting up, let go of a server that was
+still starting; its job is left for the resume (spawner.resume_service), never cancelled here.
+
+The hub's own transitions are events too (a spawn begins, sbatch answered, the queue limit, a
+stop and its cancels confirmed), so that a session's stage and the words it leaves (Session)
+are written here only.
 """
 
 from __future__ import annotations
@@ -15,9 +21,9 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from core.culling import Reason, cull_message
 from core.jobs import JobInfo
-from core.partitions import parse_slurm_time
-from core.runtime import describe_runtime
+from core.slurm_time import describe_runtime, limit_seconds
 from core.states import Phase
 
 
@@ -28,11 +34,22 @@ class Stage(enum.Enum):
     READY = "ready"  # JupyterLab answered: the hub routes to it
     SUSPENDED = "suspended"  # a ready session's job was suspended
     REQUEUED = "requeued"  # a ready session's job went back to the queue
+    STOPPING = "stopping"  # a stop was asked: its cancels are under way
+    HANDED_OVER = "handed_over"  # let go at a hub start-up; its job is kept for the resume
     ENDED = "ended"
+
+
+# The job phases in which a new spawn may take a job over (it has not started, so it can still
+# be handed this spawn's token), and those the resumer brings back to a spawn, which takes over
+# the waiting ones and cancels a running one (started with a token the hub no longer knows).
+ADOPTABLE = frozenset({Phase.QUEUED, Phase.REQUEUED})
+LIVE = ADOPTABLE | {Phase.RUNNING}
 
 
 # Stages in which the hub already routes to the session (start() has returned).
 _SERVING = {Stage.READY, Stage.SUSPENDED, Stage.REQUEUED}
+# Stages after which nothing happens to the session until its next spawn.
+FINAL = frozenset({Stage.ENDED, Stage.HANDED_OVER})
 
 
 class Do(enum.Enum):
@@ -46,6 +63,8 @@ class Do(enum.Enum):
     END = "end"  # serving: the server is gone (poll answers 1)
     CANCEL = "cancel"  # scancel the job, then the server is gone
     DETACH = "detach"  # hub start-up: let the hub drop the server, keep the job for the resume
+    GONE = "gone"  # the server is gone already: poll answers 1, nothing is done
+    LET_GO = "let_go"  # a stop of a handed-over server: its job is the resume's, left alone
 
 
 # Event kinds.
@@ -54,7 +73,14 @@ class Event(enum.Enum):
     SLURM_SILENT = "slurm_silent"  # Slurm could not be asked (timeout, controller down)
     LAB_ANSWERED = "lab_answered"  # JupyterLab accepted a connection on its port
     LAB_UNREACHABLE = "lab_unreachable"  # a served JupyterLab did not (`info`: its job)
-    STOP = "stop"  # a user or admin stops the server, in any stage
+    STOP = "stop"  # a user, an admin or the culler stops the server (`culled`: which rule)
+    CANCELLED = "cancelled"  # the stop's cancels are done (`left_running`: not confirmed)
+    SPAWN = "spawn"  # start() begins: a new life for the server
+    SUBMITTED = "submitted"  # sbatch answered, or a waiting job of the server's was taken over
+    QUEUE_DESCRIBED = "queue_described"  # place in line and expected start (`words`, `progress`)
+    QUEUE_LIMIT = "queue_limit"  # waited over the profile's queue limit (`limit` seconds)
+    NO_JOB = "no_job"  # no job id, and Slurm lists no job with the server's tag
+    NOT_ASKED = "not_asked"  # a poll in a FINAL stage: Slurm is not asked again
 
 
 @dataclass(frozen=True)
@@ -64,13 +90,20 @@ class Seen:
     kind: Event
     info: JobInfo | None = None
     port_known: bool = False  # the job has reported JupyterLab's port
+    culled: Reason | None = None  # STOP, CANCELLED: the cull rule behind the stop
+    limit: int = 0  # STOP, CANCELLED, QUEUE_LIMIT: that rule's limit, seconds
+    left_running: tuple[str, ...] = ()  # CANCELLED: jobs whose cancel Slurm did not confirm
+    words: str = ""  # QUEUE_DESCRIBED: the waiting page's note
+    progress: int = 0  # QUEUE_DESCRIBED: its bar
 
 
 @dataclass(frozen=True)
 class Step:
     stage: Stage
     do: Do
-    message: str  # for the user: the spawn-pending page, the spawn error, the home page
+    # For the user: the spawn-pending page, the spawn error, the home page. None: the words
+    # said before stay (an ended session keeps why it ended).
+    message: str | None
     progress: int = 0  # the spawn-pending page's bar, while starting
 
 
@@ -79,14 +112,77 @@ def step(stage: Stage, seen: Seen, *, job_id: str, hub_check: bool = False) -> S
 
     hub_check: the hub is starting up and checks a server it had before it stopped.
     """
-    if seen.kind is Event.STOP:
-        # Stop means stop, in every stage: a queued job is cancelled too, never kept.
-        return Step(Stage.ENDED, Do.CANCEL, f"Job {job_id} is being cancelled.")
+    hub_event = _hub_event(stage, seen, job_id)
+    if hub_event is not None:
+        return hub_event
+    if stage in FINAL:
+        return Step(stage, Do.GONE, None)  # nothing more happens to it until the next spawn
+    if seen.kind is Event.NO_JOB:
+        return Step(Stage.ENDED, Do.GONE, "")
     if hub_check and stage not in _SERVING:
         return _left_starting(stage, seen, job_id)
     if stage in _SERVING:
         return _serving(stage, seen, job_id)
     return _starting(stage, seen, job_id)
+
+
+def _hub_event(stage: Stage, seen: Seen, job_id: str) -> Step | None:
+    """The hub's own events: a spawn, its submission and queue, a stop. None: not one."""
+    kind = seen.kind
+    if kind is Event.SPAWN:
+        return Step(Stage.SUBMITTING, Do.WAIT, "Submitting the job to Slurm...", 10)
+    if kind is Event.SUBMITTED:
+        return Step(Stage.QUEUED, Do.WAIT, f"Job {job_id} is in Slurm's queue.", 20)
+    if kind is Event.QUEUE_DESCRIBED and stage is Stage.QUEUED:
+        return Step(stage, Do.WAIT, seen.words, seen.progress)
+    if kind is Event.QUEUE_LIMIT:
+        # jupyterhub-idle-culler never sees a server that is still starting: the wait applies
+        # the profile's queue limit, and the job is cancelled rather than start for nobody.
+        return Step(Stage.ENDED, Do.CANCEL, cull_message(Reason.QUEUED, seen.limit, job_id))
+    if kind is Event.STOP:
+        if stage is Stage.HANDED_OVER:
+            return Step(stage, Do.LET_GO, None)
+        # Stop means stop, in every other stage: a queued job is cancelled too, never kept.
+        return Step(Stage.STOPPING, Do.CANCEL, f"Job {job_id} is being cancelled.")
+    if kind is Event.CANCELLED:
+        return Step(Stage.ENDED, Do.END, _stopped(seen, job_id))
+    return None
+
+
+def _stopped(seen: Seen, job_id: str) -> str:
+    """What stays said of a stopped session: that its job may run on, or which limit ended it;
+    a plain stop needs no words."""
+    if seen.left_running:
+        return (
+            f"Slurm did not answer the cancel of job {', '.join(seen.left_running)}: it may run "
+            "on until its time limit. Stop the session again in a minute to retry."
+        )
+    if seen.culled is not None:
+        return cull_message(seen.culled, seen.limit, job_id)
+    return ""
+
+
+class Session:
+    """One server's place in the machine: its stage and the words the user reads. Only
+    advance() (that is, step) changes them; the spawner carries out what it returns."""
+
+    def __init__(self, stage: Stage = Stage.SUBMITTING) -> None:
+        self.stage = stage
+        self.note = ""
+        self.progress = 0
+
+    @classmethod
+    def restored(cls, saved: str | None) -> Session:
+        """From the stage a hub saved (unknown or none: a server that had not submitted)."""
+        known = {s.value: s for s in Stage}
+        return cls(known.get(saved or "", Stage.SUBMITTING))
+
+    def advance(self, seen: Seen, *, job_id: str, hub_check: bool = False) -> Step:
+        result = step(self.stage, seen, job_id=job_id, hub_check=hub_check)
+        self.stage = result.stage
+        if result.message is not None:
+            self.note, self.progress = result.message, result.progress
+        return result
 
 
 def poll_answer(result: Step) -> int | None:
@@ -184,16 +280,17 @@ def _left_starting(stage: Stage, seen: Seen, job_id: str) -> Step:
     if ended:
         message = f"The JupyterLab job {job_id} ended while the hub was away."
         return Step(Stage.ENDED, Do.END, message)
-    return Step(stage, Do.DETACH, f"Job {job_id} is kept for the hub to pick up again.")
+    if not job_id:
+        # Slurm could not be asked for a job of this server, and no id was saved: nothing to
+        # resume by id.
+        return Step(Stage.ENDED, Do.END, "")
+    return Step(Stage.HANDED_OVER, Do.DETACH, f"Job {job_id} is kept for the hub to pick up again.")
 
 
 def _ended(info: JobInfo) -> str:
     """How a job ended, in words: "reached its 8 h time limit", "ran out of memory ..."."""
     described = info.described
-    try:
-        limit = parse_slurm_time(info.time_limit) if info.time_limit else None
-    except ValueError:
-        limit = None
+    limit = limit_seconds(info.time_limit)
     if info.state == "TIMEOUT" and limit:
         return f"reached its {describe_runtime(limit)} time limit"
     return described.meaning

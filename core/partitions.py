@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.slurm_time import parse_slurm_time
+
 # One line per group of alike nodes of a partition: name, time limit, gres, CPUs, memory (MB),
 # and how many nodes are in the group.
 SINFO_FORMAT = "%R|%l|%G|%c|%m|%D"
 
-_TIME = re.compile(r"(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)")
 _GRES_GPU = re.compile(r"gpu(?::[^:,()]+)?:(\d+)")
 
 
@@ -57,17 +58,6 @@ class Partition:
             shape.gpus >= gpus and shape.cores >= cores and shape.mem_mb >= mem_mb
             for shape in self.shapes
         )
-
-
-def parse_slurm_time(text: str) -> int | None:
-    """Seconds in a Slurm time limit ("1-00:00:00", "8:00:00", "30:00"); None if unlimited."""
-    if text.strip().lower() in ("infinite", "unlimited"):
-        return None
-    match = _TIME.fullmatch(text.strip())
-    if match is None:
-        raise SinfoFormatError(f"not a Slurm time limit: {text!r}")
-    days, hours, minutes, seconds = (int(part) if part else 0 for part in match.groups())
-    return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
 
 
 def gpus_in_gres(gres: str) -> int:

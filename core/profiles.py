@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.runtime import describe_runtime, parse_runtime
+from core.slurm_time import describe_runtime, parse_runtime
 
 # Slugs and Slurm names end up in sbatch options: keep them to a plain, shell-inert alphabet.
 SLUG_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from core.environments import SoftwareEnvironment, offered_with
 from core.profiles import ResourceProfile, find_profile
-from core.runtime import RuntimeFormatError, describe_runtime, format_runtime, parse_runtime
+from core.slurm_time import RuntimeFormatError, describe_runtime, format_runtime, parse_runtime
 
 ALLOWED_OPTIONS = ("profile", "runtime", "environment")
 

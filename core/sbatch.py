@@ -19,7 +19,7 @@ from core.environments import (
 from core.profiles import SLUG_RE, SLURM_NAME_RE, ProfileError, check_sbatch_option
 from core.request import SpawnRequest
 from core.resources import TEMPLATES_DIR
-from core.runtime import format_runtime
+from core.slurm_time import format_runtime
 
 USERNAME_RE = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
 # Absolute paths made of a conservative alphabet: they go into #SBATCH lines and the shell.

@@ -9,9 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.capacity import limit_seconds, slurm_datetime
 from core.jobs import JobInfo
-from core.runtime import describe_runtime, format_runtime
+from core.slurm_time import describe_runtime, format_runtime, limit_seconds, slurm_datetime
 from core.states import Phase
 
 # What the extend menu offers, before trimming to what the profile still allows.

@@ -15,8 +15,8 @@ from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
 from core.resources import TEMPLATES_DIR
-from core.runtime import cluster_offset_minutes
 from core.slurm import SlurmClient, SlurmUnavailable
+from core.slurm_time import cluster_offset_minutes
 from portal import audit_stream, crud, db
 from portal.cluster import ClusterUnavailable, PartitionCatalog
 from portal.crud import SlugTaken, VersionConflict

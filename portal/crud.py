@@ -19,7 +19,7 @@ from core.profiles import (
     ResourceProfile,
     default_profile_config,
 )
-from core.runtime import format_runtime, parse_runtime
+from core.slurm_time import format_runtime, parse_runtime
 from portal.audit_stream import audit_on_commit
 from portal.models import AuditRecord, Environment, Profile, utcnow
 from portal.schemas import EnvironmentPublic, ProfilePublic

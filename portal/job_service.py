@@ -20,9 +20,8 @@ from sqlalchemy.orm import Session
 
 from core.batch import BatchJob, BatchJobError, Container, render_batch_script, split_command
 from core.environments import EnvironmentSpecError, SoftwareEnvironment
-from core.jobs import slurm_time_with_zone
-from core.runtime import format_runtime, parse_runtime
 from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from core.slurm_time import format_runtime, parse_runtime, slurm_time_with_zone
 from core.states import job_state
 from core.tags import batch_tag
 from core.words import count

@@ -9,8 +9,9 @@ import time
 
 from sqlalchemy.orm import Session
 
-from core.jobs import JobDetail, array_summary, time_limit_hms, time_or_blank
+from core.jobs import JobDetail, array_summary
 from core.slurm import SlurmClient, SlurmError
+from core.slurm_time import time_limit_hms, time_or_blank
 from core.states import Phase, phase_of
 from portal.job_service import aware_utc, mark_submitted, record_tag, settled
 from portal.models import JobRecord, utcnow

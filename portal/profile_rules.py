@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.partitions import Partition
-from core.runtime import format_runtime, parse_runtime
+from core.slurm_time import format_runtime, parse_runtime
 from core.words import count
 
 

@@ -19,7 +19,7 @@ from core.profiles import (
     ProfileError,
     check_sbatch_option,
 )
-from core.runtime import RuntimeFormatError, parse_runtime
+from core.slurm_time import RuntimeFormatError, parse_runtime
 
 
 def _with_zone(moment: datetime) -> datetime:

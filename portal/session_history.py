@@ -15,8 +15,9 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from core.jobs import JobInfo, time_limit_hms, time_or_blank
+from core.jobs import JobInfo
 from core.slurm import SlurmClient, SlurmError
+from core.slurm_time import time_limit_hms, time_or_blank
 from core.states import Phase
 from core.tags import SessionTag, parse_tag
 from portal.db import Database

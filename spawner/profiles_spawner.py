@@ -310,8 +310,9 @@ class GpuProfilesSpawner(ProfilesSpawner):
     def clear_state(self) -> None:
         child = self.child_spawner
         if isinstance(child, GpuSlurmSpawner):
-            self._resume_job_id = child.job_id if child.detached else ""
-            if child.stage is Stage.ENDED and child.note and not child.detached:
+            handed_over = child.stage is Stage.HANDED_OVER
+            self._resume_job_id = child.job_id if handed_over else ""
+            if child.stage is Stage.ENDED and child.note:
                 self._last_note = child.note
         super().clear_state()
 

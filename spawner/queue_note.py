@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.capacity import slurm_datetime
 from core.cluster_snapshot import ClusterSnapshot
 from core.jobs import JobInfo, describe_reason
 from core.queue_view import describe_queue, queue_place, queue_progress, span
 from core.request import SpawnRequest
+from core.slurm_time import slurm_datetime
 
 
 async def queued_note(

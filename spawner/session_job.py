@@ -11,9 +11,9 @@ import contextlib
 import time
 from typing import Any, ClassVar
 
-from core.culling import CullLimits, GpuUse, Reason, cull_message
+from core.culling import CullLimits, GpuUse, Reason
 from core.jobs import JobInfo
-from core.lifecycle import Do, Event, Seen, Stage, Step, poll_answer, step
+from core.lifecycle import FINAL, Do, Event, Seen, Session, Stage, Step, poll_answer
 from core.poller import JobPoller
 from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from core.states import Phase
@@ -66,14 +66,9 @@ class SessionJob(SessionJobSettings):
         self._port_ready = asyncio.Event()
         self._info: JobInfo | None = None
         self._queued_since = time.monotonic()  # for "waiting N min so far"
-        self.stage = Stage.SUBMITTING
-        # What the user is told of the session now: the spawn-pending page while it starts,
-        # the home page once it is suspended, requeued or ended.
-        self.note = ""
-        self.progress_percent = 0
-        # Set when the hub, starting up, lets go of a server that was still starting: its job
-        # is kept for the resume, so stop() must leave it alone.
-        self.detached = False
+        # The session's stage and what the user is told of it (the spawn-pending page while
+        # it starts, the home page once it is suspended, requeued or ended): core.lifecycle.
+        self.session = Session()
         # Whether a job of this server may exist that it does not know the id of: a spawn that
         # failed before trying sbatch (the scheduler did not answer its ping) made none, and its
         # stop and poll need not ask a silent Slurm (20 s each) for one.
@@ -83,6 +78,18 @@ class SessionJob(SessionJobSettings):
         self.cull_limits = CullLimits()
         self.gpu_use: GpuUse | None = None
         self.cull_mark: tuple[Reason, float] | None = None
+
+    @property
+    def stage(self) -> Stage:
+        return self.session.stage
+
+    @property
+    def note(self) -> str:
+        return self.session.note
+
+    @property
+    def progress_percent(self) -> int:
+        return self.session.progress
 
     @property
     def tag(self) -> str:
@@ -114,12 +121,12 @@ class SessionJob(SessionJobSettings):
         return Seen(Event.SLURM, info, port_known=self._port_ready.is_set())
 
     def _advance(self, seen: Seen, *, hub_check: bool = False) -> Step:
-        result = step(self.stage, seen, job_id=self.job_id, hub_check=hub_check)
-        if result.stage is not self.stage:
+        before = self.stage
+        result = self.session.advance(seen, job_id=self.job_id, hub_check=hub_check)
+        if result.stage is not before:
             self.log.info(
-                "Job %s of %s: %s -> %s", self.job_id, self.user.name, self.stage, result.stage
+                "Job %s of %s: %s -> %s", self.job_id or "-", self.user.name, before, result.stage
             )
-        self.stage, self.note, self.progress_percent = result.stage, result.message, result.progress
         return result
 
     async def _own_jobs(self) -> list[JobInfo]:
@@ -158,13 +165,14 @@ class SessionJob(SessionJobSettings):
     def load_state(self, state: dict[str, Any]) -> None:
         super().load_state(state)
         # "reachable": the state the previous release saved for a server that was up.
-        stage = state.get("stage") or ("ready" if state.get("reachable") else "submitting")
-        self.stage = Stage(stage) if stage in {s.value for s in Stage} else Stage.SUBMITTING
+        self.session = Session.restored(
+            state.get("stage") or ("ready" if state.get("reachable") else None)
+        )
         self.cull_limits = CullLimits.from_state(state.get("cull_limits"))
 
     def clear_state(self) -> None:
         super().clear_state()
-        self.stage = Stage.SUBMITTING
+        self.session = Session()
         self.gpu_use, self.cull_mark = None, None
 
     async def poll(self) -> int | None:  # type: ignore[override]
@@ -172,33 +180,17 @@ class SessionJob(SessionJobSettings):
 
     async def poll_session(self, *, hub_check: bool = False) -> int | None:
         """The hub's poll, carried out by the lifecycle (hub_check: the hub is starting up)."""
-        if self.detached or self.stage is Stage.ENDED:
-            return 1  # and the note saying why stays as it is
-        if not self.job_id and not self.may_have_a_job:
-            return 0
-        if not self.job_id:
-            # A spawn stopped before sbatch answered, or a hub that stopped before it saved the
-            # job id: the tag finds the job if there is one.
-            try:
-                jobs = await self.slurm.tagged(self.tag, user=self.user.name)
-            except SlurmUnavailable:
-                return 1 if hub_check else None
-            if not jobs:
-                return 0
-            self.job_id = jobs[0].job_id
         said = self.note
-        result = self._advance(await self._ask(self.poll_max_age), hub_check=hub_check)
+        result = self._advance(await self._look(), hub_check=hub_check)
         if result.stage is Stage.READY and result.do is Do.KEEP and not hub_check:
             result = await self._check_reachable(said)
-        answer = poll_answer(result)
         if result.do is Do.DETACH:
             self.log.info(
                 "Job %s was starting when the hub stopped; kept for the resume", self.job_id
             )
-            self.detached = True
         elif result.do is Do.CANCEL:
             await self._cancel(self.job_id)
-        if answer is not None and not self.detached:
+        if result.do in (Do.END, Do.CANCEL) and self.job_id:
             self.log.info("%s: %s", self.tag, result.message)
             info = self._info
             audit(
@@ -210,7 +202,25 @@ class SessionJob(SessionJobSettings):
                 slurm_state=info.state if info is not None else "gone",
             )
             await self._forget()
-        return answer
+        return poll_answer(result)
+
+    async def _look(self) -> Seen:
+        """What a poll knows of the job: Slurm's answer, found by id or else by its tag."""
+        if self.stage in FINAL:
+            return Seen(Event.NOT_ASKED)
+        if not self.job_id:
+            if not self.may_have_a_job:
+                return Seen(Event.NO_JOB)
+            # A spawn stopped before sbatch answered, or a hub that stopped before it saved the
+            # job id: the tag finds the job if there is one.
+            try:
+                jobs = await self.slurm.tagged(self.tag, user=self.user.name)
+            except SlurmUnavailable:
+                return Seen(Event.SLURM_SILENT)
+            if not jobs:
+                return Seen(Event.NO_JOB)
+            self.job_id = jobs[0].job_id
+        return await self._ask(self.poll_max_age)
 
     async def _check_reachable(self, said: str) -> Step:
         """Slurm says the job runs: can the hub reach its node over the network? (`said`: the
@@ -247,8 +257,10 @@ class SessionJob(SessionJobSettings):
         return False
 
     async def stop(self, now: bool = False) -> None:  # type: ignore[override]
-        if self.detached:
-            return  # kept for the resume (see poll_session)
+        culled = self._culled()
+        limit = self.cull_limits.limit(culled) if culled is not None else 0
+        if self._advance(Seen(Event.STOP, culled=culled, limit=limit)).do is Do.LET_GO:
+            return  # handed over at a hub start-up: the job is the resume's (see poll_session)
         job_ids = {self.job_id} if self.job_id else set()
         if job_ids or self.may_have_a_job:
             with contextlib.suppress(SlurmUnavailable):
@@ -256,11 +268,7 @@ class SessionJob(SessionJobSettings):
                 job_ids |= {
                     job.job_id for job in await self.slurm.tagged(self.tag, user=self.user.name)
                 }
-        self._advance(Seen(Event.STOP))
-        culled = self._culled()
         if culled is not None:
-            # The home page's note says which limit ended it (kept by the wrapper's clear_state).
-            self.note = cull_message(culled, self.cull_limits.limit(culled), self.job_id)
             CULLS.labels(culled.value).inc()
         if job_ids:
             audit(
@@ -281,16 +289,10 @@ class SessionJob(SessionJobSettings):
         if not now:
             await self._wait_gone(job_ids)
         await self._forget()
-        # What stays said of the stopped session (the card, the home page): why the portal
-        # ended it, or that its job could not be cancelled; a plain stop needs no words.
-        # ("being cancelled" is said only while the stop is under way.)
-        if left_running:
-            self.note = (
-                f"Slurm did not answer the cancel of job {', '.join(left_running)}: it may run "
-                "on until its time limit. Stop the session again in a minute to retry."
-            )
-        elif culled is None:
-            self.note = ""
+        # What stays said of the stopped session (the card, the home page) comes from the
+        # lifecycle: why the portal ended it, or that its job could not be cancelled.
+        done = Seen(Event.CANCELLED, culled=culled, limit=limit, left_running=tuple(left_running))
+        self._advance(done)
 
     def _culled(self) -> Reason | None:
         """The cull rule behind this stop: one the culler was told of in the last 5 minutes
@@ -309,10 +311,6 @@ class SessionJob(SessionJobSettings):
             if all(info.phase is Phase.ENDED for info in jobs.values()):
                 return
             await asyncio.sleep(0.25)
-
-
-# The phases in which a job has not started yet, and so can be taken over.
-WAITING = frozenset({Phase.QUEUED, Phase.REQUEUED})
 
 
 def scheduler_silent(error: SlurmError) -> Exception:

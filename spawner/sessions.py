@@ -20,7 +20,6 @@ from core.environments import SoftwareEnvironment
 from core.jobs import JobInfo
 from core.lifecycle import Stage
 from core.profiles import ResourceProfile, find_profile
-from core.runtime import describe_runtime, format_runtime, parse_runtime
 from core.session_clock import (
     ExtendRefused,
     SessionClock,
@@ -29,6 +28,7 @@ from core.session_clock import (
     extended_limit,
 )
 from core.slurm import SlurmError, SlurmUnavailable
+from core.slurm_time import describe_runtime, format_runtime, parse_runtime
 from spawner.audit import audit
 from spawner.culling import cull_card
 from spawner.json_handler import JsonHandler

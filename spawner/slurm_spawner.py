@@ -11,11 +11,10 @@ from typing import Any
 from traitlets import Any as AnyTrait
 from traitlets import Unicode
 
-from core.culling import CullLimits, Reason, cull_message
+from core.culling import CullLimits, Reason
 from core.jobs import JobInfo
-from core.lifecycle import Do, Event, Seen, Stage
+from core.lifecycle import ADOPTABLE, LIVE, Do, Event, Seen, Stage
 from core.request import SpawnRequest
-from core.runtime import format_runtime
 from core.sbatch import (
     TOKEN_VARS,
     SingleUserJob,
@@ -23,6 +22,7 @@ from core.sbatch import (
     singleuser_command,
 )
 from core.slurm import SlurmError, SlurmUnavailable
+from core.slurm_time import format_runtime
 from core.states import Phase
 from spawner import (
     port_handler,  # noqa: F401  (replaces the stock port callback)
@@ -34,7 +34,6 @@ from spawner.errors import spawn_error
 from spawner.metrics import QUEUE_WAIT
 from spawner.queue_note import queued_note
 from spawner.session_job import (
-    WAITING,
     SessionJob,
     lab_answers,
     scheduler_silent,
@@ -140,11 +139,11 @@ class GpuSlurmSpawner(SessionJob):
         self.port = 0
         self._port_ready.clear()
         self._info = None
-        self.stage, self.detached = Stage.SUBMITTING, False
+        self._advance(Seen(Event.SPAWN))
         if isinstance(request, SpawnRequest):
             self.cull_limits = CullLimits.of(request.profile)
         self.job_id = await self._adopt_or_submit(request)
-        self.stage = Stage.QUEUED
+        self._advance(Seen(Event.SUBMITTED))
         self._queued_since = time.monotonic()
         host = await self._wait_until_reachable()
         if isinstance(request, SpawnRequest):
@@ -188,7 +187,7 @@ class GpuSlurmSpawner(SessionJob):
         A job that already runs started with a token the hub no longer knows (it was let go at
         a hub restart, or its stop could not reach Slurm): it serves nobody.
         """
-        wanted = WAITING | {Phase.RUNNING} if running_too else WAITING
+        wanted = LIVE if running_too else ADOPTABLE
         usable = [job.job_id for job in jobs if job.phase in wanted]
         keep = usable[0] if usable else ""
         for job in jobs:
@@ -294,11 +293,10 @@ class GpuSlurmSpawner(SessionJob):
         self.log.info(
             "Job %s waited %d s in the queue, over its limit: cancelled", self.job_id, limit
         )
-        await self._cancel(self.job_id)
         self.cull_mark = (Reason.QUEUED, time.time())
-        self.stage = Stage.ENDED
-        self.note = cull_message(Reason.QUEUED, limit, self.job_id)
-        raise spawn_error(self.note, reason="queued_too_long", status_code=500)
+        result = self._advance(Seen(Event.QUEUE_LIMIT, limit=int(limit)))
+        await self._cancel(self.job_id)
+        raise spawn_error(result.message or "", reason="queued_too_long", status_code=500)
 
     async def _describe_queue(self) -> None:
         """Place in line, expected start and time waited, on top of Slurm's reason."""
@@ -311,9 +309,10 @@ class GpuSlurmSpawner(SessionJob):
             bin_dir=self.slurm_bin_dir, timeout=self.slurm_timeout, ttl=self.capacity_ttl
         )
         waited = time.monotonic() - self._queued_since
-        self.note, self.progress_percent = await queued_note(
+        words, progress = await queued_note(
             info, request, snapshot, waited=waited, submitted=self._queued_since
         )
+        self._advance(Seen(Event.QUEUE_DESCRIBED, words=words, progress=progress))
 
     async def _fail_start(self, message: str) -> None:
         job_id = self.job_id

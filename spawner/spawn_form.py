@@ -10,7 +10,7 @@ import jinja2
 
 from core.profiles import ResourceProfile
 from core.resources import TEMPLATES_DIR
-from core.runtime import format_runtime, parse_runtime
+from core.slurm_time import format_runtime, parse_runtime
 from spawner.capacity import CAPACITY_PATH
 
 _FORMS = jinja2.Environment(

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from core.profiles import DEFAULT_CULL_LIMITS, EXTRA_SBATCH_OPTIONS
-from core.runtime import format_runtime
+from core.slurm_time import format_runtime
 from portal import crud, pages, profile_service
 from portal.cluster import ClusterUnavailable
 from portal.deps import CatalogDep, IdentityDep, PageAdmin, PageCaller, SessionDep

@@ -2,8 +2,9 @@
 
 import pytest
 
+from core.culling import Reason
 from core.jobs import JobInfo
-from core.lifecycle import Do, Event, Seen, Stage, step
+from core.lifecycle import Do, Event, Seen, Session, Stage, step
 
 
 def job(state: str, reason: str = "None", host: str = "gpu01", limit: str = "8:00:00") -> Seen:
@@ -256,12 +257,83 @@ def test_while_serving(stage, seen, next_stage, do, message):
     assert (result.stage, result.do, result.message) == (next_stage, do, message)
 
 
-@pytest.mark.parametrize("stage", list(Stage))
-@pytest.mark.parametrize("seen", [job("PENDING"), job("RUNNING"), GONE, SILENT])
-def test_stop_cancels_in_every_stage(stage, seen):
-    # What Slurm last said does not matter: stop always cancels (a queued job too).
+@pytest.mark.parametrize("stage", set(Stage) - {Stage.HANDED_OVER})
+def test_stop_cancels_in_every_stage_but_handed_over(stage):
+    # Stop always cancels (a queued job too); a job handed over to the resume is left alone.
     result = step(stage, STOP, job_id="7")
-    assert (result.stage, result.do) == (Stage.ENDED, Do.CANCEL)
+    assert (result.stage, result.do) == (Stage.STOPPING, Do.CANCEL)
+    assert result.message == "Job 7 is being cancelled."
+    kept = step(Stage.HANDED_OVER, STOP, job_id="7")
+    assert (kept.stage, kept.do, kept.message) == (Stage.HANDED_OVER, Do.LET_GO, None)
+
+
+# The hub's own events: (stage, event) -> (stage, action, the words left for the user).
+LEFT_RUNNING = Seen(Event.CANCELLED, left_running=("7",))
+HUB_EVENTS = [
+    (Stage.ENDED, Seen(Event.SPAWN), Stage.SUBMITTING, Do.WAIT, "Submitting the job to Slurm..."),
+    (Stage.SUBMITTING, Seen(Event.SUBMITTED), Stage.QUEUED, Do.WAIT, "Job 7 is in Slurm's queue."),
+    (
+        Stage.QUEUED,
+        Seen(Event.QUEUE_DESCRIBED, words="1st of 1"),
+        Stage.QUEUED,
+        Do.WAIT,
+        "1st of 1",
+    ),
+    (
+        Stage.QUEUED,
+        Seen(Event.QUEUE_LIMIT, limit=1800),
+        Stage.ENDED,
+        Do.CANCEL,
+        "Your session waited in the queue for 30 min, its profile's limit, so its job 7 was "
+        "cancelled rather than start later with nobody there. Pick a profile with free GPUs, or "
+        "try again later.",
+    ),
+    # A plain stop leaves no words; a culled one says which limit; a failed cancel says so.
+    (Stage.STOPPING, Seen(Event.CANCELLED), Stage.ENDED, Do.END, ""),
+    (
+        Stage.STOPPING,
+        Seen(Event.CANCELLED, culled=Reason.IDLE, limit=3600),
+        Stage.ENDED,
+        Do.END,
+        "Your session (job 7) was stopped after 1 h without use, its profile's idle limit, so "
+        "that its GPUs go to others who wait. Your files are kept.",
+    ),
+    (
+        Stage.STOPPING,
+        LEFT_RUNNING,
+        Stage.ENDED,
+        Do.END,
+        "Slurm did not answer the cancel of job 7: it may run on until its time limit. "
+        "Stop the session again in a minute to retry.",
+    ),
+    # Over: polls ask nothing and keep the words that said why.
+    (Stage.ENDED, Seen(Event.NOT_ASKED), Stage.ENDED, Do.GONE, None),
+    (Stage.HANDED_OVER, Seen(Event.NOT_ASKED), Stage.HANDED_OVER, Do.GONE, None),
+    (Stage.SUBMITTING, Seen(Event.NO_JOB), Stage.ENDED, Do.GONE, ""),
+]
+
+
+@pytest.mark.parametrize(("stage", "seen", "next_stage", "do", "message"), HUB_EVENTS)
+def test_the_hubs_own_events(stage, seen, next_stage, do, message):
+    result = step(stage, seen, job_id="7")
+    assert (result.stage, result.do, result.message) == (next_stage, do, message)
+
+
+def test_a_session_keeps_its_words_once_over_and_restores_its_saved_stage():
+    session = Session()
+    session.advance(Seen(Event.SUBMITTED), job_id="7")
+    session.advance(job("TIMEOUT"), job_id="7")
+    assert (session.stage, session.note) == (
+        Stage.ENDED,
+        "The JupyterLab job 7 reached its 8 h time limit while starting (TIMEOUT).",
+    )
+    session = Session.restored("ready")
+    session.advance(job("TIMEOUT"), job_id="7")
+    assert session.note == "Your session (job 7) reached its 8 h time limit."
+    session.advance(Seen(Event.NOT_ASKED), job_id="7")
+    assert session.note == "Your session (job 7) reached its 8 h time limit."
+    assert Session.restored("a stage of a later release").stage is Stage.SUBMITTING
+    assert Session.restored(None).stage is Stage.SUBMITTING
 
 
 # The hub starting up, checking a server it had when it stopped.
@@ -270,6 +342,7 @@ HUB_CHECK = [
     (Stage.SUBMITTING, job("PENDING"), Do.DETACH),
     (Stage.STARTING, job("RUNNING"), Do.DETACH),
     (Stage.QUEUED, SILENT, Do.DETACH),  # Slurm silent: keep the job, never cancel on a guess
+    (Stage.HANDED_OVER, job("PENDING"), Do.GONE),  # let go already: the resume's now
     (Stage.QUEUED, GONE, Do.END),
     (Stage.QUEUED, job("CANCELLED"), Do.END),
     (Stage.READY, job("RUNNING"), Do.KEEP),
@@ -282,4 +355,13 @@ HUB_CHECK = [
 
 @pytest.mark.parametrize(("stage", "seen", "do"), HUB_CHECK)
 def test_hub_start_up_check(stage, seen, do):
-    assert step(stage, seen, job_id="7", hub_check=True).do is do
+    result = step(stage, seen, job_id="7", hub_check=True)
+    assert result.do is do
+    if do is Do.DETACH:
+        assert result.stage is Stage.HANDED_OVER
+
+
+def test_hub_start_up_check_of_a_server_with_no_job_id_and_a_silent_slurm():
+    # Nothing to resume by id: the hub drops it.
+    result = step(Stage.SUBMITTING, SILENT, job_id="", hub_check=True)
+    assert (result.stage, result.do) == (Stage.ENDED, Do.END)

@@ -7,28 +7,7 @@ from core.partitions import (
     SinfoFormatError,
     gpus_in_gres,
     parse_sinfo,
-    parse_slurm_time,
 )
-
-
-@pytest.mark.parametrize(
-    ("text", "seconds"),
-    [
-        ("1-00:00:00", 86400),
-        ("8:00:00", 28800),
-        ("30:00", 1800),
-        ("2-12:30:05", 2 * 86400 + 12 * 3600 + 30 * 60 + 5),
-        ("UNLIMITED", None),
-        ("infinite", None),
-    ],
-)
-def test_parse_slurm_time_reads_sinfo_limits(text: str, seconds: int | None) -> None:
-    assert parse_slurm_time(text) == seconds
-
-
-def test_parse_slurm_time_refuses_garbage() -> None:
-    with pytest.raises(SinfoFormatError, match="not a Slurm time limit"):
-        parse_slurm_time("8h")
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from core.profiles import (
     profile_from_config,
     visible_profiles,
 )
-from core.runtime import RuntimeFormatError, format_runtime, parse_runtime
+from core.slurm_time import RuntimeFormatError, format_runtime, parse_runtime
 
 
 def test_runtime_round_trip():
