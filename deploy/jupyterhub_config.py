@@ -16,7 +16,7 @@ import spawner.audit
 import spawner.metrics
 import spawner.port_handler
 from core.resources import TEMPLATES_DIR
-from core.runtime import cluster_offset_minutes
+from core.slurm_time import cluster_offset_minutes
 from spawner.capacity import CAPACITY_PATH, CapacityHandler
 from spawner.culling import CULL_CHECK_PATH, GPU_ACTIVITY_PATH, CullCheckHandler, GpuActivityHandler
 from spawner.errors import RefusalsWithoutTraceback
@@ -220,11 +220,18 @@ c.GpuProfilesSpawner.portal_token = portal_token
 # The portal's last answer, on disk: spawns and resumes right after a restart need not wait.
 c.GpuProfilesSpawner.profiles_cache = str(state / "profiles-cache.json")
 
+
+def hub_service(module: str, *args: str) -> list[str]:
+    """The command of a service the hub runs: through core.hub_service, which ties its life to
+    the hub's (it dies with the hub, and stops at once when the hub asks)."""
+    return [sys.executable, "-m", "core.hub_service", module, *args]
+
+
 # -- servers whose job was still queued when the hub stopped come back by themselves ------
 c.JupyterHub.services = [
     {
         "name": "spawn-resumer",
-        "command": [sys.executable, "-m", "spawner.resume_service"],
+        "command": hub_service("spawner.resume_service"),
         # The same Slurm settings as the spawner's.
         "environment": {
             "PORTAL_HUB_ID": hub_id,
@@ -235,7 +242,7 @@ c.JupyterHub.services = [
     {
         "name": "portal",
         "url": portal_url,
-        "command": [sys.executable, "-m", "portal"],
+        "command": hub_service("portal"),
         "api_token": portal_token,
         "oauth_no_confirm": True,
         # The user's own model, with `admin`, so that hub admins are portal admins too.
@@ -257,9 +264,7 @@ c.JupyterHub.services = [
 c.JupyterHub.services.append(
     {
         "name": "idle-culler",
-        "command": [
-            sys.executable,
-            "-m",
+        "command": hub_service(
             "jupyterhub_idle_culler",
             f"--config={Path(__file__).with_name('idle_culler_config.py')}",
             f"--cull-every={cull_every}",
@@ -271,7 +276,7 @@ c.JupyterHub.services.append(
                 if internal_tls
                 else []
             ),
-        ],
+        ),
     }
 )
 c.JupyterHub.load_roles = [

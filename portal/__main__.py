@@ -1,4 +1,4 @@
-"""`python -m portal`: what the hub runs as the managed service."""
+"""`python -m portal`: what the hub runs as the managed service (through core.hub_service)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from urllib.parse import urlparse
 
 import uvicorn
 
-from core.process import die_with_parent
 from portal.app import create_app
 from portal.settings import PortalSettings
 
@@ -16,7 +15,6 @@ def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname)s %(asctime)s %(name)s] %(message)s"
     )
-    die_with_parent()  # never outlive the hub that runs this service
     settings = PortalSettings()
     url = urlparse(settings.service_url)
     uvicorn.run(
@@ -25,6 +23,8 @@ def main() -> None:
         port=url.port or 8090,
         proxy_headers=True,
         log_level="info",
+        # Open streams (the audit page, a job's output) end on a stop rather than hold it up.
+        timeout_graceful_shutdown=2,
     )
 
 

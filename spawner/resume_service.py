@@ -11,27 +11,23 @@ the portal nor a list of all users.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import json
 import logging
 import os
-import signal
 import urllib.error
 import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-from core.process import die_with_parent
+from core.lifecycle import LIVE
 from core.slurm import SlurmClient, SlurmError
-from core.states import Phase
 from core.tags import SessionTag, parse_tag
 from gpuportal_session.hub_tls import client_context
 
 log = logging.getLogger("spawner.resume")
 
 RESUME_KEY = "resume_job"  # spawner.profiles_spawner.RESUME_KEY (not imported: no hub imports)
-_LIVE = {Phase.QUEUED, Phase.REQUEUED, Phase.RUNNING}
 
 
 class HubAPI:
@@ -80,7 +76,7 @@ async def resume_once(hub: HubAPI, slurm: SlurmClient, hub_id: str) -> list[str]
         tag = parse_tag(job.comment)
         if not isinstance(tag, SessionTag) or tag.hub != hub_id or tag.user != job.user:
             continue
-        if job.phase not in _LIVE:
+        if job.phase not in LIVE:  # a spawn takes it over (or cancels it if it runs)
             continue
         model = await hub.call("GET", f"/users/{quote(tag.user)}?include_stopped_servers=1")
         options = to_resume((model.get("servers") or {}).get(tag.server), job.job_id)
@@ -122,12 +118,7 @@ def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname).1s %(asctime)s %(name)s] %(message)s"
     )
-    die_with_parent()  # never outlive the hub that runs this service
-    # A hub started in the background of a script inherits SIGINT as ignored, and the hub stops
-    # its services with SIGINT: take the default back so that this one ends when told to.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(main_async())
+    asyncio.run(main_async())  # the hub runs it through core.hub_service
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ pytestmark = pytest.mark.integration
 
 
 def _service_pids(hub_pid: int) -> set[str]:
-    """The hub's managed services (portal, spawn-resumer): its children running `-m ...`."""
+    """The hub's managed services (portal, spawn-resumer, idle-culler): its children started
+    through core.hub_service."""
     out = subprocess.run(
-        ["pgrep", "-P", str(hub_pid), "-f", r"python3? -m (portal|spawner\.resume_service)$"],
+        ["pgrep", "-P", str(hub_pid), "-f", r"python3? -m core\.hub_service "],
         capture_output=True,
         text=True,
     ).stdout
@@ -43,7 +44,7 @@ def test_hub_killed_keeps_running_and_queued_servers(hub: Hub, clean: None):
 
         assert hub.proc is not None
         old_services = _service_pids(hub.proc.pid)
-        assert len(old_services) == 2, "the hub's two services are not running"
+        assert len(old_services) == 3, "the hub's three services are not running"
         os.kill(hub.proc.pid, signal.SIGKILL)
         hub.proc.wait()
         # The services die with the hub (parent-death signal), not with parent 1 beside the next.
