@@ -58,9 +58,14 @@ def cluster() -> None:
         _need("LDAP", probe.stderr.decode().strip())
 
 
+DEMO_ONLY_USERS = ("dave",)  # demo users no test logs in as to run jobs
+
+
 @pytest.fixture(scope="session")
 def hub(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
-    cancel_user_jobs(*TEST_USERS)
+    # Whatever a walk through the demo left on the cluster (dave's session too) would take GPUs
+    # the tests count on.
+    cancel_user_jobs(*TEST_USERS, *DEMO_ONLY_USERS)
     state = tmp_path_factory.mktemp("hub")
     state.chmod(0o700)
     instance = Hub(state, HUB_PORT)
