@@ -83,6 +83,11 @@ class GpuProfilesSpawner(ProfilesSpawner):
     # One source per portal for all spawners: they share the last answer it gave.
     _sources: ClassVar[dict[str, ProfileSource]] = {}
     _request: SpawnRequest | None = None
+    _limits = CullLimits()  # the request's culling limits, worked out once per spawn
+    # The form's options as checked by options_from_form, with the request they made: the hub
+    # hands the same options to run_pre_spawn_hook, which need not fetch the offer and check
+    # them again (one validation per spawn).
+    _form_checked: tuple[dict[str, str], SpawnRequest] | None = None
     # The options of the last spawn that passed the checks: stored back whenever a request
     # fails them, so that bad options are never kept (they would break every later page).
     _good_options: dict[str, str]
@@ -198,8 +203,10 @@ class GpuProfilesSpawner(ProfilesSpawner):
         # A refused form comes back as it was sent, the message at the field (see render_form).
         sent = {key: values[-1] for key, values in formdata.items() if values and key != "_xsrf"}
         try:
-            options = options_from_form_data(formdata)
-            return (await self.parse_options(options)).as_user_options()
+            request = await self.parse_options(options_from_form_data(formdata))
+            checked = request.as_user_options()
+            self._form_checked = (checked, request)
+            return checked
         except InvalidRequest as error:
             returned_forms[self.user.name] = ReturnedForm(sent, error.field, str(error))
             raise spawn_error(str(error), reason="invalid_options") from None
@@ -230,8 +237,12 @@ class GpuProfilesSpawner(ProfilesSpawner):
         if not self._resume_request:  # a resume takes back a job it already had
             check_running_limit(self.user, self.name, self.named_sessions)
         self._last_note = ""
+        form, self._form_checked = self._form_checked, None
         try:
-            self._request = await self.parse_options(options)
+            if form is not None and form[0] == options:
+                self._request = form[1]
+            else:
+                self._request = await self.parse_options(options)
         except SpawnException:
             self._request = None
             if not self._resume_request:
@@ -244,8 +255,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
             self._good_options = self._request.as_user_options()
             self._runtime_chosen = self._request.runtime != self._request.profile.default_runtime
         # A resumed job is past its submission: let it wait as long as Slurm keeps it.
-        limits = CullLimits.of(self._request.profile) if self._request else CullLimits()
-        self.start_timeout = limits.start_wait(self._startup_timeout)
+        self._limits = CullLimits.of(self._request.profile) if self._request else CullLimits()
+        self.start_timeout = self._limits.start_wait(self._startup_timeout)
         self._store_options(self._good_options)
         return await maybe_future(super().run_pre_spawn_hook())
 
@@ -280,6 +291,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
         if isinstance(child, GpuSlurmSpawner):
             child.spawn_request = self._request
             child.resume_job_id = self._resume_request
+            if self._request is not None:
+                child.cull_limits = self._limits
         return child
 
     # Internal TLS: JupyterHub asks the wrapper for the certificate before start(); the child

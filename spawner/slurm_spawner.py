@@ -11,7 +11,7 @@ from typing import Any
 from traitlets import Any as AnyTrait
 from traitlets import Unicode
 
-from core.culling import CullLimits, Reason
+from core.culling import Reason
 from core.jobs import JobInfo
 from core.lifecycle import ADOPTABLE, LIVE, Do, Event, Seen, Stage
 from core.request import SpawnRequest
@@ -139,9 +139,7 @@ class GpuSlurmSpawner(SessionJob):
         self.port = 0
         self._port_ready.clear()
         self._info = None
-        self._advance(Seen(Event.SPAWN))
-        if isinstance(request, SpawnRequest):
-            self.cull_limits = CullLimits.of(request.profile)
+        self._advance(Seen(Event.SPAWN))  # its culling limits came with the request
         self.job_id = await self._adopt_or_submit(request)
         self._advance(Seen(Event.SUBMITTED))
         self._queued_since = time.monotonic()
