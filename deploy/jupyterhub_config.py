@@ -7,7 +7,6 @@ this one file.
 
 import json
 import logging
-import os
 import secrets
 import sys
 from pathlib import Path
@@ -16,6 +15,7 @@ import spawner.audit
 import spawner.metrics
 import spawner.port_handler
 from core.resources import TEMPLATES_DIR
+from core.settings import HubSettings
 from core.slurm_time import cluster_offset_minutes
 from spawner.capacity import CAPACITY_PATH, CapacityHandler
 from spawner.culling import CULL_CHECK_PATH, GPU_ACTIVITY_PATH, CullCheckHandler, GpuActivityHandler
@@ -27,41 +27,40 @@ from spawner.unused_traits import refuse_unused
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
 
-state = Path(os.environ.get("PORTAL_HUB_STATE", "/var/lib/portal-local/hub"))
+# Every PORTAL_* setting of the hub, typed and with its default, in one model (core.settings;
+# the README lists them).
+settings = HubSettings()
+state = Path(settings.hub_state)
 state.mkdir(parents=True, exist_ok=True, mode=0o700)
-port = int(os.environ.get("PORTAL_HUB_PORT", "8000"))
-session_venv = os.environ.get("PORTAL_SESSION_VENV", "/opt/gpuportal/venv")
+port = settings.hub_port
+session_venv = settings.session_venv
 
 # -- the hub and its proxy --------------------------------------------------------------
-c.JupyterHub.bind_url = f"http://{os.environ.get('PORTAL_HUB_BIND', '127.0.0.1')}:{port}"
+c.JupyterHub.bind_url = f"http://{settings.hub_bind}:{port}"
 # The hub's API, which jobs on the compute nodes call (the port callback, activity, GPU
 # readings): on the login host's address on the cluster network. `hub` is the login host's name
 # in the local cluster (deploy/local/hosts.sh) and in docker-compose.yml.
-c.JupyterHub.hub_ip = os.environ.get("PORTAL_HUB_CONNECT_IP", "hub")
+c.JupyterHub.hub_ip = settings.hub_connect_ip
 # Where jobs reach the hub's API when it listens on every address (docker-compose.yml: "hub").
-if os.environ.get("PORTAL_HUB_API_HOST"):
-    c.JupyterHub.hub_connect_ip = os.environ["PORTAL_HUB_API_HOST"]
+if settings.hub_api_host:
+    c.JupyterHub.hub_connect_ip = settings.hub_api_host
 c.JupyterHub.hub_port = port + 81
 # -- internal TLS (JupyterHub's internal_ssl, with spawner.session_tls for jobs on the nodes) --
 # The hub, its proxy, its services and every session talk TLS with certificates of the hub's
 # own CAs (made once in the state folder), and each side checks the other's. The browser side
 # (bind_url) is left to the site's front end. PORTAL_INTERNAL_TLS=0 turns it off.
-internal_tls = os.environ.get("PORTAL_INTERNAL_TLS", "1") != "0"
+internal_tls = settings.internal_tls
 c.JupyterHub.internal_ssl = internal_tls
 c.JupyterHub.internal_certs_location = str(state / "internal-ssl")
 # The proxy's API speaks TLS too, then (JupyterHub hands it its certificates).
 c.ConfigurableHTTPProxy.api_url = f"{'https' if internal_tls else 'http'}://127.0.0.1:{port + 1}"
 # The names jobs and services call the hub by: in its certificate (made once: a changed name
 # needs `recreate_internal_certs` or an empty internal-ssl folder).
-hub_names = {os.environ.get("PORTAL_HUB_API_HOST", ""), c.JupyterHub.hub_ip} - {"", "0.0.0.0"}
+hub_names = {settings.hub_api_host, c.JupyterHub.hub_ip} - {"", "0.0.0.0"}
 c.JupyterHub.trusted_alt_names = [
     f"IP:{name}" if name.replace(".", "").isdigit() else f"DNS:{name}" for name in sorted(hub_names)
 ]
-c.ConfigurableHTTPProxy.command = [
-    os.environ.get(
-        "PORTAL_PROXY_COMMAND", "/opt/gpuportal/chp/node_modules/.bin/configurable-http-proxy"
-    )
-]
+c.ConfigurableHTTPProxy.command = [settings.proxy_command]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
@@ -93,10 +92,8 @@ c.JupyterHub.template_paths = [str(TEMPLATES_DIR / "hub"), str(TEMPLATES_DIR / "
 c.JupyterHub.authenticator_class = "cluster-ldap"
 # LDAPS, with the server's certificate checked against the directory's CA (the demo makes its
 # own, deploy/local/cluster.sh). A plain ldap:// URI stops the hub unless allowed explicitly.
-c.ClusterLDAPAuthenticator.server_uri = os.environ.get("PORTAL_LDAP_URI", "ldaps://ldap:6360/")
-c.ClusterLDAPAuthenticator.tls_ca_file = os.environ.get(
-    "PORTAL_LDAP_CA_FILE", os.environ.get("PORTAL_STATE", "/var/lib/portal-local") + "/ldap-ca.pem"
-)
+c.ClusterLDAPAuthenticator.server_uri = settings.ldap_uri
+c.ClusterLDAPAuthenticator.tls_ca_file = settings.ldap_ca_file or f"{settings.state}/ldap-ca.pem"
 c.ClusterLDAPAuthenticator.user_search_base = "ou=people,dc=example,dc=org"
 c.ClusterLDAPAuthenticator.group_search_base = "ou=groups,dc=example,dc=org"
 c.ClusterLDAPAuthenticator.allowed_ldap_groups = {"ds", "hpc-admins", "vision"}
@@ -104,7 +101,7 @@ c.ClusterLDAPAuthenticator.admin_ldap_groups = {"hpc-admins"}
 # The hub's groups follow LDAP at each login, and are read again every auth_refresh_age
 # seconds: profile visibility and the portal's admin check read them.
 c.ClusterLDAPAuthenticator.manage_groups = True
-c.ClusterLDAPAuthenticator.auth_refresh_age = int(os.environ.get("PORTAL_AUTH_REFRESH_AGE", "300"))
+c.ClusterLDAPAuthenticator.auth_refresh_age = settings.auth_refresh_age
 
 # -- GPU profiles, each a Slurm job ----------------------------------------------------
 # The spawn page's live capacity (free GPUs, when each profile starts): /hub/gpuportal/capacity;
@@ -119,7 +116,7 @@ c.JupyterHub.extra_handlers = [
 ]
 # Several sessions per user: the default one plus this many named ones at a time.
 c.JupyterHub.allow_named_servers = True
-named_sessions = int(os.environ.get("PORTAL_NAMED_SESSIONS", "2"))
+named_sessions = settings.named_sessions
 # That many run at a time (checked before each spawn); JupyterHub keeps stopped ones and shared
 # TensorBoards (tb-*, no GPU) besides (spawner.named_sessions).
 c.GpuProfilesSpawner.named_sessions = named_sessions
@@ -127,19 +124,23 @@ c.JupyterHub.named_server_limit_per_user = kept_limit(named_sessions)
 c.JupyterHub.spawner_class = "gpu-profiles"
 # A refused spawn (bad options, a limit) is logged as one line, not as a traceback.
 logging.getLogger("JupyterHub").addFilter(RefusalsWithoutTraceback())
-c.GpuProfilesSpawner.partition = os.environ.get("PORTAL_PARTITION", "gpu")
+c.GpuProfilesSpawner.partition = settings.partition
 c.GpuSlurmSpawner.session_venv = session_venv
-c.GpuSlurmSpawner.shared_dir = os.environ.get("PORTAL_SHARED_DIR", "/srv/gpuportal-shared")
+c.GpuSlurmSpawner.shared_dir = settings.shared_dir
 # Empty: JupyterLab listens on its node's own address, the one the hub connects to.
-c.GpuSlurmSpawner.listen_ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "")
+c.GpuSlurmSpawner.listen_ip = settings.session_listen_ip
 # Names this hub in its jobs' tags (sbatch --comment): a restarted hub finds its jobs by it.
-hub_id = os.environ.get("PORTAL_HUB_ID", "local")
+hub_id = settings.hub_id
 c.GpuSlurmSpawner.hub_id = hub_id
 # Where the Slurm commands are, and how long one may take (empty: on PATH; 20 s).
-slurm_bin_dir = os.environ.get("PORTAL_SLURM_BIN_DIR", "")
-slurm_timeout = os.environ.get("PORTAL_SLURM_TIMEOUT", "20")
-c.GpuSlurmSpawner.slurm_bin_dir = slurm_bin_dir
-c.GpuSlurmSpawner.slurm_timeout = float(slurm_timeout)
+c.GpuSlurmSpawner.slurm_bin_dir = settings.slurm_bin_dir
+c.GpuSlurmSpawner.slurm_timeout = settings.slurm_timeout
+# The same three for the services that call Slurm (the portal, the resumer).
+cluster_env = {
+    "PORTAL_HUB_ID": hub_id,
+    "PORTAL_SLURM_BIN_DIR": settings.slurm_bin_dir,
+    "PORTAL_SLURM_TIMEOUT": str(settings.slurm_timeout),
+}
 # Users cannot pip-install into the shared session venv, so the PyPI extension manager's
 # install buttons could only fail; the read-only one lists what is installed (and starts faster).
 # (Spawner, not GpuSlurmSpawner: the profile chooser links its own args onto the child.)
@@ -147,21 +148,19 @@ c.Spawner.args = ["--LabApp.extension_manager=readonly"]
 c.Spawner.default_url = "/lab"
 # How long JupyterLab may take to start once its job runs; a spawn also waits its profile's
 # queue limit in the queue (GpuProfilesSpawner adds it: core.culling.CullLimits.start_wait).
-c.Spawner.start_timeout = int(os.environ.get("PORTAL_START_TIMEOUT", "300"))
+c.Spawner.start_timeout = settings.start_timeout
 c.Spawner.http_timeout = 60
 # How often the hub asks each server's job how it is (one shared squeue for all of them).
-c.Spawner.poll_interval = int(os.environ.get("PORTAL_POLL_INTERVAL", "30"))
+c.Spawner.poll_interval = settings.poll_interval
 
 # -- culling (each profile's idle, GPU-idle and queue limits; core.culling) -------------
 # How often a session tells the hub it is in use, and the hub reads the proxy's activity; and
 # how often a session reads its GPUs (gpuportal_session.gpu_activity). Seconds.
-activity_interval = os.environ.get("PORTAL_ACTIVITY_INTERVAL", "300")
-c.JupyterHub.last_activity_interval = int(activity_interval)
+c.JupyterHub.last_activity_interval = settings.activity_interval
 c.Spawner.environment = {
-    "JUPYTERHUB_ACTIVITY_INTERVAL": activity_interval,
-    "GPUPORTAL_GPU_SAMPLE_SECONDS": os.environ.get("PORTAL_GPU_SAMPLE_SECONDS", "60"),
+    "JUPYTERHUB_ACTIVITY_INTERVAL": str(settings.activity_interval),
+    "GPUPORTAL_GPU_SAMPLE_SECONDS": str(settings.gpu_sample_seconds),
 }
-cull_every = os.environ.get("PORTAL_CULL_EVERY", "60")
 
 # -- the portal (live profiles, admin pages, REST API) at /services/portal/ -------------
 # The hub gives the portal this token; the spawner presents it to read every profile.
@@ -173,7 +172,7 @@ portal_token = portal_token_file.read_text().strip()
 portal_url = f"http://127.0.0.1:{port + 82}"
 # Members of these LDAP groups edit profiles (hub admins may too).
 portal_admin_groups = ["hpc-admins"]
-portal_db = os.environ.get("PORTAL_DATABASE_URL", f"sqlite:///{state / 'portal.db'}")
+portal_db = settings.database_url or f"sqlite:///{state / 'portal.db'}"
 # The portal's first start stores these software environments (deploy/local/environments.sh
 # makes the demo's); admins change them on the admin page afterwards.
 seed_environments = [
@@ -233,11 +232,7 @@ c.JupyterHub.services = [
         "name": "spawn-resumer",
         "command": hub_service("spawner.resume_service"),
         # The same Slurm settings as the spawner's.
-        "environment": {
-            "PORTAL_HUB_ID": hub_id,
-            "PORTAL_SLURM_BIN_DIR": slurm_bin_dir,
-            "PORTAL_SLURM_TIMEOUT": slurm_timeout,
-        },
+        "environment": cluster_env,
     },
     {
         "name": "portal",
@@ -248,14 +243,14 @@ c.JupyterHub.services = [
         # The user's own model, with `admin`, so that hub admins are portal admins too.
         "oauth_client_allowed_scopes": ["read:users!user"],
         "environment": {
+            **cluster_env,
             "PORTAL_DATABASE_URL": portal_db,
-            "PORTAL_HUB_ID": hub_id,
             "PORTAL_ADMIN_GROUPS": json.dumps(portal_admin_groups),
-            "PORTAL_DEFAULT_PARTITION": os.environ.get("PORTAL_PARTITION", "gpu"),
+            "PORTAL_DEFAULT_PARTITION": settings.partition,
             "PORTAL_SEED_ENVIRONMENTS": json.dumps(seed_environments),
             "PORTAL_AUDIT_DIR": str(audit_dir),
             # Sessions join the job history within one poll interval of the hub's.
-            "PORTAL_SESSION_SCAN_SECONDS": os.environ.get("PORTAL_POLL_INTERVAL", "30"),
+            "PORTAL_SESSION_SCAN_SECONDS": str(settings.poll_interval),
         },
         "display": True,
     },
@@ -267,7 +262,7 @@ c.JupyterHub.services.append(
         "command": hub_service(
             "jupyterhub_idle_culler",
             f"--config={Path(__file__).with_name('idle_culler_config.py')}",
-            f"--cull-every={cull_every}",
+            f"--cull-every={settings.cull_every}",
             # Only a fallback for the culler's own arithmetic: the profiles' limits decide.
             "--timeout=86400",
             # The hub's own certificate, read from its store (the culler's documented way).

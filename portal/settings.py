@@ -5,14 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.settings import ClusterSettings
 
 
-class PortalSettings(BaseSettings):
-    """Settings from PORTAL_* variables; the hub sets them in the service's environment."""
-
-    # populate_by_name: tests and tools may pass hub_api_token=... instead of the variable name.
-    model_config = SettingsConfigDict(env_prefix="PORTAL_", extra="ignore", populate_by_name=True)
+class PortalSettings(ClusterSettings):
+    """Settings from PORTAL_* variables; the hub sets them in the service's environment.
+    (populate_by_name, from ClusterSettings: tests and tools may pass hub_api_token=...
+    instead of the variable name.) hub_id, slurm_bin_dir, slurm_timeout: ClusterSettings."""
 
     database_url: str = Field(
         "sqlite:////var/lib/gpuportal/portal.db",
@@ -37,11 +37,6 @@ class PortalSettings(BaseSettings):
     cores_per_gpu: int = Field(8, description="The per-GPU rule for multi-node jobs: cores.")
     mem_per_gpu_gb: int = Field(48, description="The per-GPU rule for multi-node jobs: GB.")
     default_partition: str = Field("gpu", description="Partition of the seeded profiles.")
-    hub_id: str = Field(
-        "local", description="Names the hub in job tags (sbatch --comment), e.g. ds-hub."
-    )
-    slurm_bin_dir: str = Field("", description="Directory of sinfo, e.g. /usr/bin; empty: PATH.")
-    slurm_timeout: float = Field(10.0, description="Seconds before sinfo is given up.")
     audit_dir: str = Field(
         "",
         description="Folder of the audit streams (audit-hub.jsonl, audit-portal.jsonl), e.g. "

@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import quote
 
 from core.lifecycle import LIVE
+from core.settings import ClusterSettings
 from core.slurm import SlurmClient, SlurmError
 from core.tags import SessionTag, parse_tag
 from gpuportal_session.hub_tls import client_context
@@ -95,12 +96,10 @@ async def resume_once(hub: HubAPI, slurm: SlurmClient, hub_id: str) -> list[str]
 
 
 async def main_async() -> None:
+    settings = ClusterSettings()
     hub = HubAPI(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"])
-    slurm = SlurmClient(
-        timeout=float(os.environ.get("PORTAL_SLURM_TIMEOUT", "20")),
-        bin_dir=os.environ.get("PORTAL_SLURM_BIN_DIR", ""),
-    )
-    hub_id = os.environ.get("PORTAL_HUB_ID", "local")
+    slurm = SlurmClient(timeout=settings.slurm_timeout, bin_dir=settings.slurm_bin_dir)
+    hub_id = settings.hub_id
     # The hub lets go of waiting spawns while it checks its servers at start-up, which runs
     # alongside this service: look again every little while rather than once.
     for round_number in itertools.count():

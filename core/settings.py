@@ -1,0 +1,84 @@
+"""Every PORTAL_* setting, read by pydantic-settings, one model per process.
+
+The hub (deploy/jupyterhub_config.py), the spawn resumer and the portal each read their
+settings from the environment through one of these models and nothing else, so that a name
+means one thing everywhere and has one default. ClusterSettings holds what all three share
+(the hub's name in job tags, where the Slurm commands are); the README's table of settings is
+checked against these models (tests/unit/test_settings_docs.py).
+"""
+
+from __future__ import annotations
+
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ClusterSettings(BaseSettings):
+    """What every process of the portal needs to know of the cluster."""
+
+    model_config = SettingsConfigDict(env_prefix="PORTAL_", extra="ignore", populate_by_name=True)
+
+    hub_id: str = Field(
+        "local", description="Names the hub in its jobs' tags (sbatch --comment), e.g. ds-hub."
+    )
+    slurm_bin_dir: str = Field(
+        "", description="Directory of the Slurm commands, e.g. /usr/bin; empty: on PATH."
+    )
+    slurm_timeout: float = Field(20.0, description="Seconds before a Slurm command is given up.")
+
+
+class HubSettings(ClusterSettings):
+    """The hub's settings (deploy/jupyterhub_config.py)."""
+
+    hub_state: str = Field(
+        "/var/lib/portal-local/hub",
+        description="The hub's own folder: its database, cookie secret, certificates, audit.",
+    )
+    hub_port: int = Field(8000, description="The browser's port; the hub's API is this + 81.")
+    hub_bind: str = Field("127.0.0.1", description="The address the browser side listens on.")
+    hub_connect_ip: str = Field(
+        "hub", description="The hub API's address on the cluster network, where jobs call it."
+    )
+    hub_api_host: str = Field(
+        "", description="Where jobs reach the hub's API when it listens on every address."
+    )
+    internal_tls: bool = Field(True, description="TLS between hub, proxy, services, sessions.")
+    proxy_command: str = Field(
+        "/opt/gpuportal/chp/node_modules/.bin/configurable-http-proxy",
+        description="The configurable-http-proxy command.",
+    )
+    ldap_uri: str = Field("ldaps://ldap:6360/", description="The directory, ldaps:// checked.")
+    ldap_ca_file: str = Field(
+        "", description="The CA of the directory's certificate; empty: ldap-ca.pem in state."
+    )
+    state: str = Field(
+        "/var/lib/portal-local", description="The local cluster's folder (deploy/local scripts)."
+    )
+    auth_refresh_age: int = Field(
+        300, description="Seconds before a user's LDAP groups are read again."
+    )
+    named_sessions: int = Field(2, description="Named sessions a user may run at a time.")
+    partition: str = Field("gpu", description="The partition of the configured profiles.")
+    shared_dir: str = Field(
+        "/srv/gpuportal-shared", description="The shared folder every session links to."
+    )
+    session_venv: str = Field(
+        "/opt/gpuportal/venv", description="The venv JupyterLab runs from on the nodes."
+    )
+    session_listen_ip: str = Field(
+        "", description="Where JupyterLab listens in its job; empty: its node's own address."
+    )
+    start_timeout: int = Field(
+        300, description="Seconds JupyterLab may take to start once its job runs."
+    )
+    poll_interval: int = Field(
+        30, description="Seconds between the hub's checks of every session (one squeue)."
+    )
+    activity_interval: int = Field(
+        300, description="Seconds between a session's activity reports to the hub."
+    )
+    gpu_sample_seconds: int = Field(60, description="Seconds between a session's GPU readings.")
+    cull_every: int = Field(60, description="Seconds between the idle culler's rounds.")
+    database_url: str = Field(
+        "", description="The portal's database (SQLAlchemy URL); empty: SQLite in hub_state."
+    )
