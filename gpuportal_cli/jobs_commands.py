@@ -11,20 +11,6 @@ import click
 from gpuportal_cli.output import as_json, table
 
 LAUNCHERS = ["torchrun", "deepspeed", "horovod", "mpi", "srun"]
-# States after which nothing changes (the portal's core/states.py, final ones).
-FINAL = {
-    "COMPLETED",
-    "CANCELLED",
-    "TIMEOUT",
-    "DEADLINE",
-    "FAILED",
-    "OUT_OF_MEMORY",
-    "BOOT_FAIL",
-    "REVOKED",
-    "SPECIAL_EXIT",
-    "ENDED",
-    "NOT_SUBMITTED",
-}
 
 
 def register(cli: click.Group) -> None:
@@ -156,7 +142,7 @@ def _follow(obj: Any, job_id: int) -> None:
         for line in lines[overlap:]:
             click.echo(line)
         printed = lines
-        if job["state"] in FINAL:
+        if job["final"]:  # the portal says (core/states.py): nothing changes any more
             click.echo(f"#{job_id} {job['state'].lower()}, exit code {job['exit_code']}", err=True)
             raise SystemExit(job["exit_code"] or (0 if job["state"] == "COMPLETED" else 1))
         time.sleep(2)

@@ -77,6 +77,9 @@ class JobPublic(BaseModel):
     launcher: str
     slurm_job_id: str
     state: str
+    final: bool = Field(
+        description="Whether the state is final: nothing about the job changes any more."
+    )
     reason: str
     nodes: str
     exit_code: int | None

@@ -382,6 +382,7 @@ def public_fields(record: JobRecord) -> dict[str, Any]:
         "launcher": record.launcher,
         "slurm_job_id": record.slurm_job_id,
         "state": record.state,
+        "final": settled(record.state),
         "reason": record.reason,
         "nodes": record.nodes,
         "exit_code": record.exit_code,
