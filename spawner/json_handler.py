@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from jupyterhub.handlers.base import BaseHandler
+from jupyterhub.scopes import has_scope
 
 
 class JsonHandler(BaseHandler):  # type: ignore[misc]
@@ -27,13 +28,17 @@ class JsonHandler(BaseHandler):  # type: ignore[misc]
             raise ValueError("send a JSON object")
         return body
 
-    def require_scope(self, scope: str, user: str = "") -> bool:
-        """Whether the caller holds `scope` for `user` (default: their own), e.g. "servers",
-        "read:servers"; if not, a 403 that names it has been sent. A browser's login holds the
-        user's own."""
+    def require_scope(self, scope: str, user: str = "", server: str | None = None) -> bool:
+        """Whether the caller holds `scope` for `user` (default: their own), or for one of
+        their servers, e.g. "servers", "read:servers"; if not, a 403 that names it has been
+        sent. A browser's login holds the user's own.
+
+        JupyterHub's own check (jupyterhub.scopes.has_scope), so that every filter a role may
+        carry counts: !user=, !server=, and !group= (read from the hub's database).
+        """
         name = user or self.current_user.name
-        have = self.expanded_scopes
-        if scope in have or f"{scope}!user={name}" in have:
+        wanted = f"{scope}!server={name}/{server}" if server is not None else f"{scope}!user={name}"
+        if has_scope(wanted, self.parsed_scopes, db=self.db):
             return True
         self.send({"error": f"this token lacks the {scope} scope for {name}"}, 403)
         return False

@@ -163,14 +163,15 @@ class ExtendHandler(JsonHandler):
 
     @web.authenticated  # type: ignore[misc]
     async def post(self) -> None:
-        if not self.require_scope("servers"):
-            return
         user = self.current_user
         try:
             body = self.json_body()
             server, add = body.get("server", ""), parse_runtime(str(body.get("add", "")))
         except ValueError:  # RuntimeFormatError too
             self.send({"error": 'send {"server": "", "add": "01:00:00"} (add as HH:MM:SS)'}, 400)
+            return
+        # A token for this one server will do (servers!server=alice/train), as for its stop.
+        if not self.require_scope("servers", server=server if isinstance(server, str) else ""):
             return
         # The database's list, not user.spawners: that holds only the servers this hub process
         # has touched since it started.
