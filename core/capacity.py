@@ -14,6 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
+import hostlist  # type: ignore[import-untyped]
+
 from core.partitions import gpus_in_gres
 from core.slurm_time import limit_seconds, slurm_datetime
 from core.words import count
@@ -118,17 +120,15 @@ def parse_nodes(text: str) -> list[NodeGpus]:
 
 
 def expand_hostlist(text: str) -> tuple[str, ...]:
-    """gpu[01-02,05],login1 -> (gpu01, gpu02, gpu05, login1)."""
-    names: list[str] = []
-    for prefix, ranges, plain in re.findall(r"([^,\[]+)\[([^\]]+)\]|([^,\[\]]+)", text or ""):
-        if plain:
-            names.append(plain)
-            continue
-        for piece in ranges.split(","):
-            low, _, high = piece.partition("-")
-            for number in range(int(low), int(high or low) + 1):
-                names.append(f"{prefix}{number:0{len(low)}d}")
-    return tuple(names)
+    """gpu[01-02,05],login1 -> (gpu01, gpu02, gpu05, login1); a[1-2]b[3-4] too.
+
+    python-hostlist (NSC's, as pyslurm and ClusterShell users use) reads every form Slurm
+    prints; one it cannot read is kept as one name rather than dropped.
+    """
+    try:
+        return tuple(hostlist.expand_hostlist(text or ""))
+    except hostlist.BadHostlist:
+        return (text,)
 
 
 def parse_jobs(text: str) -> list[GpuJob]:

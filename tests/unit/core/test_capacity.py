@@ -75,6 +75,9 @@ def test_gpu_types_and_hostlists() -> None:
     assert gpus_in("gpu:a100:2(S:0-1),gpu:t4:1") == ("mixed", 3)
     assert gpus_in("(null)") == ("", 0)
     assert expand_hostlist("gpu[01-03,07],login1") == ("gpu01", "gpu02", "gpu03", "gpu07", "login1")
+    assert expand_hostlist("a[1-2]b[3-4]") == ("a1b3", "a1b4", "a2b3", "a2b4")
+    assert expand_hostlist("") == ()
+    assert expand_hostlist("gpu[01-") == ("gpu[01-",)  # unreadable: kept, not dropped
 
 
 def test_free_gpus_start_now() -> None:
