@@ -67,7 +67,12 @@ class PortCallbackHandler(APIHandler):
 
 
 def install() -> None:
-    """Put our handler in place of batchspawner's (importing batchspawner registers its own)."""
+    """Put our handler in place of batchspawner's (importing batchspawner registers its own).
+
+    Why JupyterHub's list and not the public c.JupyterHub.extra_handlers: the hub routes its
+    own API handlers (batchspawner's among them) before the extra ones, so an extra handler at
+    the same path would never be reached, and the jobs' callback path is batchspawner's.
+    """
     import batchspawner.api  # noqa: F401  registers the stock handler, which we then replace
 
     for index, entry in enumerate(default_handlers):

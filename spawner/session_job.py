@@ -120,6 +120,13 @@ class SessionJob(SessionJobSettings):
         self._info = info
         return Seen(Event.SLURM, info, port_known=self._port_ready.is_set())
 
+    async def job_now(self, *, max_age: float) -> JobInfo | None:
+        """The job as the shared poller saw it within max_age s (asked afresh if older); while
+        Slurm is silent, the last answer (the session card says what it knew)."""
+        with contextlib.suppress(SlurmUnavailable):
+            self._info = await self.poller.job(self.job_id, max_age=max_age)
+        return self._info
+
     def _advance(self, seen: Seen, *, hub_check: bool = False) -> Step:
         before = self.stage
         result = self.session.advance(seen, job_id=self.job_id, hub_check=hub_check)

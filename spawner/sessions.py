@@ -27,7 +27,7 @@ from core.session_clock import (
     extend_steps,
     extended_limit,
 )
-from core.slurm import SlurmError, SlurmUnavailable
+from core.slurm import SlurmError
 from core.slurm_time import describe_runtime, format_runtime, parse_runtime
 from spawner.audit import audit
 from spawner.culling import cull_card
@@ -111,18 +111,13 @@ async def _job_of(wrapper: Any, *, max_age: float) -> JobInfo | None:
     child = wrapper.child_spawner
     if not isinstance(child, GpuSlurmSpawner) or not child.job_id or not wrapper.active:
         return None
-    try:
-        info = await child.poller.job(child.job_id, max_age=max_age)
-    except SlurmUnavailable:
-        return child._info  # the last answer; the card says what it knew
-    child._info = info
-    return info
+    return await child.job_now(max_age=max_age)
 
 
 async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
     """Every server of the user, the default first, then named ones by name."""
     # Shared TensorBoards (tb-*) are named servers too, listed on their own.
-    names = sorted(s.name for s in user.orm_user._orm_spawners if not is_board(s.name))
+    names = sorted(name for name in user.orm_user.orm_spawners if not is_board(name))
     if "" not in names:
         names.insert(0, "")
     offer = await user.spawners[""].offer()

@@ -152,8 +152,10 @@ class BoardsHandler(JsonHandler):
             if s.group is not None
         )
         if spawner.active and groups != (spawner.user_options or {}).get("groups"):
-            await self.stop_single_user(user, name)  # shared with one more group: restart it
-            await spawner._stop_future if spawner._stop_future else None
+            # Shared with one more group: restart it, waiting for the whole stop (the handler's
+            # stop_single_user returns early on a slow stop).
+            await self.proxy.delete_user(user, name)
+            await user.stop(name)
         if not spawner.active:
             try:
                 await self.spawn_single_user(
