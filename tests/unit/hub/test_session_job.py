@@ -1,0 +1,168 @@
+"""The spawner's half that carries the lifecycle out (poll, stop, the hub's start-up check),
+with the Slurm boundary replaced: what it asks Slurm, what it cancels, what it answers the hub
+and what it leaves said. Table-driven, as tests/unit/core/test_lifecycle.py."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from traitlets.config import Config
+
+from core.culling import Reason
+from core.jobs import JobInfo
+from core.lifecycle import Stage
+from core.slurm import SlurmUnavailable
+from spawner import session_job
+from spawner.slurm_spawner import GpuSlurmSpawner
+
+TAG = "gpuportal:session:local:alice:"
+
+
+def info(state: str, job_id: str = "7") -> JobInfo:
+    return JobInfo(job_id, state, "None", "gpu01", "N/A", "alice", "8:00:00", "gpu01", TAG)
+
+
+class FakeSlurm:
+    """Slurm as the spawner sees it: squeue by id (the poller), by tag, and scancel."""
+
+    def __init__(self, answer: JobInfo | Exception | None, tagged: list[JobInfo] | None = None):
+        self.answer = answer
+        self.tagged_jobs = tagged or []
+        self.asked = 0
+        self.cancelled: list[str] = []
+        self.cancel_fails = False
+
+    async def job(self, job_id: str, *, max_age: float) -> JobInfo | None:
+        self.asked += 1
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+    def untrack(self, job_id: str) -> None:
+        pass
+
+    async def tagged(self, tag: str = "", *, user: str = "") -> list[JobInfo]:
+        return list(self.tagged_jobs)
+
+    async def cancel(self, job_id: str, *, user: str) -> None:
+        if self.cancel_fails:
+            raise SlurmUnavailable(["scancel"], 1, "timed out")
+        self.cancelled.append(job_id)
+
+    async def jobs(self, job_ids: set[str]) -> dict[str, JobInfo]:
+        return {job_id: info("CANCELLED", job_id) for job_id in job_ids}
+
+    async def remove_token(self) -> None:
+        pass
+
+
+class Spawner(GpuSlurmSpawner):
+    fake: FakeSlurm
+
+    @property
+    def slurm(self) -> Any:
+        return self.fake
+
+    @property
+    def poller(self) -> Any:
+        return self.fake
+
+    @property
+    def files(self) -> Any:
+        return self.fake
+
+
+def spawner(fake: FakeSlurm, *, stage: str, job_id: str = "7") -> Spawner:
+    made = Spawner(user=SimpleNamespace(name="alice"), config=Config())
+    made.fake = fake
+    made.load_state({"job_id": job_id, "stage": stage} if job_id else {"stage": stage})
+    return made
+
+
+@pytest.fixture(autouse=True)
+def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def instant(_: float) -> None:
+        return None
+
+    monkeypatch.setattr(session_job.asyncio, "sleep", instant)
+
+
+# (saved stage, Slurm's answer, hub start-up check) -> (poll's answer, stage after, cancelled)
+POLLS = [
+    ("ready", info("RUNNING"), True, None, Stage.READY, []),
+    ("ready", info("TIMEOUT"), False, 1, Stage.ENDED, []),
+    ("ready", None, False, 1, Stage.ENDED, []),
+    ("ready", SlurmUnavailable(["squeue"], 1, "timed out"), False, None, Stage.READY, []),
+    # A job Slurm may requeue is cancelled, so that no copy runs on for nobody.
+    ("ready", info("NODE_FAIL"), False, 1, Stage.ENDED, ["7"]),
+    ("queued", info("PENDING"), True, 1, Stage.HANDED_OVER, []),
+    ("queued", SlurmUnavailable(["squeue"], 1, "timed out"), True, 1, Stage.HANDED_OVER, []),
+    ("queued", info("CANCELLED"), True, 1, Stage.ENDED, []),
+]
+
+
+@pytest.mark.parametrize(("saved", "answer", "hub_check", "polled", "after", "cancelled"), POLLS)
+def test_poll(saved, answer, hub_check, polled, after, cancelled) -> None:
+    fake = FakeSlurm(answer)
+    made = spawner(fake, stage=saved)
+    assert asyncio.run(made.poll_session(hub_check=hub_check)) == polled
+    assert made.stage is after
+    assert fake.cancelled == cancelled
+
+
+def test_an_ended_session_keeps_why_and_is_not_asked_again() -> None:
+    fake = FakeSlurm(info("TIMEOUT"))
+    made = spawner(fake, stage="ready")
+    asyncio.run(made.poll_session())
+    assert made.note == "Your session (job 7) reached its 8 h time limit."
+    asked = fake.asked
+    assert asyncio.run(made.poll_session()) == 1
+    assert fake.asked == asked
+    assert made.note == "Your session (job 7) reached its 8 h time limit."
+
+
+def test_a_handed_over_job_is_left_to_the_resume_by_a_stop() -> None:
+    fake = FakeSlurm(info("PENDING"))
+    made = spawner(fake, stage="queued")
+    asyncio.run(made.poll_session(hub_check=True))
+    asyncio.run(made.stop())
+    assert fake.cancelled == []
+    assert made.stage is Stage.HANDED_OVER
+
+
+def test_a_stop_cancels_its_job_and_one_found_by_its_tag_and_leaves_no_words() -> None:
+    fake = FakeSlurm(info("PENDING"), tagged=[info("PENDING", "8")])
+    made = spawner(fake, stage="queued")
+    asyncio.run(made.stop())
+    assert fake.cancelled == ["7", "8"]
+    assert (made.stage, made.note) == (Stage.ENDED, "")
+
+
+def test_a_culled_stop_says_which_limit() -> None:
+    made = spawner(FakeSlurm(info("RUNNING")), stage="ready")
+    made.cull_limits = made.cull_limits.__class__(idle=3600)
+    made.cull_mark = (Reason.IDLE, time.time())
+    asyncio.run(made.stop())
+    assert made.note.startswith("Your session (job 7) was stopped after 1 h without use")
+
+
+def test_a_cancel_slurm_never_answers_is_said() -> None:
+    fake = FakeSlurm(info("RUNNING"))
+    fake.cancel_fails = True
+    made = spawner(fake, stage="ready")
+    asyncio.run(made.stop())
+    assert made.note.startswith("Slurm did not answer the cancel of job 7")
+
+
+def test_a_poll_without_a_job_id_finds_the_job_by_its_tag_or_says_it_is_gone() -> None:
+    fake = FakeSlurm(info("RUNNING", "9"), tagged=[info("RUNNING", "9")])
+    made = spawner(fake, stage="submitting", job_id="")
+    assert asyncio.run(made.poll_session()) is None
+    assert made.job_id == "9"
+    gone = spawner(FakeSlurm(None), stage="submitting", job_id="")
+    assert asyncio.run(gone.poll_session()) == 1
+    assert gone.stage is Stage.ENDED
