@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -61,11 +62,20 @@ def cluster() -> None:
 DEMO_ONLY_USERS = ("dave",)  # demo users no test logs in as to run jobs
 
 
+def forget_lab_layout(user: str) -> None:
+    """JupyterLab's saved workspaces and settings of a demo user (tabs, folder, theme)."""
+    lab = Path(pwd.getpwnam(user).pw_dir) / ".jupyter" / "lab"
+    for kept in ("workspaces", "user-settings"):
+        shutil.rmtree(lab / kept, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def hub(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     # Whatever a walk through the demo left on the cluster (dave's session too) would take GPUs
-    # the tests count on.
+    # the tests count on; and JupyterLab would reopen the tabs, folder and theme it left.
     cancel_user_jobs(*TEST_USERS, *DEMO_ONLY_USERS)
+    for user in TEST_USERS:
+        forget_lab_layout(user)
     state = tmp_path_factory.mktemp("hub")
     state.chmod(0o700)
     instance = Hub(state, HUB_PORT)
