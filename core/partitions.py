@@ -54,10 +54,27 @@ class Partition:
 
     def fits_one_node(self, *, gpus: int, cores: int, mem_mb: int) -> bool:
         """Whether some node of the partition has all of this at once."""
-        return any(
-            shape.gpus >= gpus and shape.cores >= cores and shape.mem_mb >= mem_mb
-            for shape in self.shapes
+        return self.nodes_with(gpus=gpus, cores=cores, mem_mb=mem_mb) > 0
+
+    def fit(self, *, gpus: int, cores_per_gpu: int, mem_per_gpu_gb: int, runtime: int) -> Fit:
+        """How a request of `gpus` per node (cores and memory following them) for `runtime`
+        seconds fits this partition: the one rule the profiles and the batch jobs both keep."""
+        return Fit(
+            too_many_gpus=gpus > self.max_gpus_per_node,
+            nodes_that_fit=self.nodes_with(
+                gpus=gpus, cores=gpus * cores_per_gpu, mem_mb=gpus * mem_per_gpu_gb * 1024
+            ),
+            over_max_time=self.max_time is not None and runtime > self.max_time,
         )
+
+
+@dataclass(frozen=True)
+class Fit:
+    """How a request fits a partition (Partition.fit); callers word it for their fields."""
+
+    too_many_gpus: bool  # more GPUs per node than any node of it has
+    nodes_that_fit: int  # nodes that hold the GPUs with their cores and memory at once
+    over_max_time: bool  # longer than the partition's MaxTime
 
 
 def gpus_in_gres(gres: str) -> int:

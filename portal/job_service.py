@@ -117,7 +117,13 @@ async def check_against_cluster(job: BatchJob, catalog: PartitionCatalog) -> lis
             Problem("partition", f"no partition {job.partition!r} on the cluster; known: {known}")
         ]
     problems = []
-    if job.gpus_per_node > partition.max_gpus_per_node:
+    fit = partition.fit(
+        gpus=job.gpus_per_node,
+        cores_per_gpu=job.cores_per_gpu,
+        mem_per_gpu_gb=job.mem_per_gpu_gb,
+        runtime=job.runtime,
+    )
+    if fit.too_many_gpus:
         problems.append(
             Problem(
                 "gpus_per_node",
@@ -125,22 +131,17 @@ async def check_against_cluster(job: BatchJob, catalog: PartitionCatalog) -> lis
                 f"{count(partition.max_gpus_per_node, 'GPU')}",
             )
         )
-    else:
-        fitting = partition.nodes_with(
-            gpus=job.gpus_per_node,
-            cores=job.gpus_per_node * job.cores_per_gpu,
-            mem_mb=job.gpus_per_node * job.mem_per_gpu_gb * 1024,
-        )
-        if job.nodes > fitting:
-            problems.append(
-                Problem(
-                    "nodes",
-                    f"partition {job.partition} has {fitting} "
-                    f"node{'' if fitting == 1 else 's'} that can hold {job.gpus_per_node} "
-                    f"GPU{'' if job.gpus_per_node == 1 else 's'} each; asked for {job.nodes}",
-                )
+    elif job.nodes > fit.nodes_that_fit:
+        fitting = fit.nodes_that_fit
+        problems.append(
+            Problem(
+                "nodes",
+                f"partition {job.partition} has {fitting} "
+                f"node{'' if fitting == 1 else 's'} that can hold {job.gpus_per_node} "
+                f"GPU{'' if job.gpus_per_node == 1 else 's'} each; asked for {job.nodes}",
             )
-    if partition.max_time is not None and job.runtime > partition.max_time:
+        )
+    if fit.over_max_time and partition.max_time is not None:
         problems.append(
             Problem(
                 "runtime",

@@ -40,7 +40,13 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
         )
         return problems
     gpus = values["gpus"]
-    if gpus > partition.max_gpus_per_node:
+    fit = partition.fit(
+        gpus=gpus,
+        cores_per_gpu=values["cores_per_gpu"],
+        mem_per_gpu_gb=values["mem_per_gpu_gb"],
+        runtime=max_runtime,
+    )
+    if fit.too_many_gpus:
         problems.append(
             Problem(
                 "gpus",
@@ -48,11 +54,7 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
                 f"its nodes have at most {partition.max_gpus_per_node}",
             )
         )
-    elif not partition.fits_one_node(
-        gpus=gpus,
-        cores=gpus * values["cores_per_gpu"],
-        mem_mb=gpus * values["mem_per_gpu_gb"] * 1024,
-    ):
+    elif not fit.nodes_that_fit:
         problems.append(
             Problem(
                 "cores_per_gpu",
@@ -61,7 +63,7 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
                 f"{_largest_nodes(partition)}",
             )
         )
-    if partition.max_time is not None and max_runtime > partition.max_time:
+    if fit.over_max_time and partition.max_time is not None:
         problems.append(
             Problem(
                 "max_runtime",

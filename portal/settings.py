@@ -6,6 +6,7 @@ from typing import Any
 
 from pydantic import Field
 
+from core.profiles import DEFAULT_CORES_PER_GPU, DEFAULT_MEM_PER_GPU_GB
 from core.settings import ClusterSettings
 
 
@@ -34,8 +35,12 @@ class PortalSettings(ClusterSettings):
     job_output_dir: str = Field(
         "{home}/.gpuportal-jobs", description="Where job output goes, created as the user."
     )
-    cores_per_gpu: int = Field(8, description="The per-GPU rule for multi-node jobs: cores.")
-    mem_per_gpu_gb: int = Field(48, description="The per-GPU rule for multi-node jobs: GB.")
+    cores_per_gpu: int = Field(
+        DEFAULT_CORES_PER_GPU, description="The per-GPU rule for multi-node jobs: cores."
+    )
+    mem_per_gpu_gb: int = Field(
+        DEFAULT_MEM_PER_GPU_GB, description="The per-GPU rule for multi-node jobs: GB."
+    )
     default_partition: str = Field("gpu", description="Partition of the seeded profiles.")
     audit_dir: str = Field(
         "",

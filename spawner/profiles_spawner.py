@@ -14,6 +14,8 @@ from core.accounting import group_use
 from core.culling import CullLimits
 from core.lifecycle import Stage
 from core.profiles import (
+    DEFAULT_CORES_PER_GPU,
+    DEFAULT_MEM_PER_GPU_GB,
     ProfileError,
     ResourceProfile,
     default_profile_config,
@@ -49,8 +51,10 @@ class GpuProfilesSpawner(ProfilesSpawner):
         help="Profiles offered, e.g. [{'slug': 'gpu-2', 'title': '2 GPUs', 'gpus': 2, "
         "'max_runtime': '24:00:00'}]. Cores and memory follow the GPU count.",
     )
-    cores_per_gpu = Integer(8, config=True, help="CPU cores per GPU, e.g. 8.")
-    mem_per_gpu_gb = Integer(48, config=True, help="Memory in GB per GPU, e.g. 48.")
+    cores_per_gpu = Integer(DEFAULT_CORES_PER_GPU, config=True, help="CPU cores per GPU, e.g. 8.")
+    mem_per_gpu_gb = Integer(
+        DEFAULT_MEM_PER_GPU_GB, config=True, help="Memory in GB per GPU, e.g. 48."
+    )
     partition = Unicode("gpu", config=True, help="Default Slurm partition, e.g. gpu.")
     max_gpus_per_node = Integer(4, config=True, help="GPUs on one node of the partition, e.g. 4.")
     named_sessions = Integer(

@@ -50,3 +50,14 @@ def test_parse_sinfo_names_the_line_it_cannot_read() -> None:
         parse_sinfo("gpu|1-00:00:00\n")
     with pytest.raises(SinfoFormatError, match=re.escape("sinfo line 'gpu|soon|gpu:4|32|1|1'")):
         parse_sinfo("gpu|soon|gpu:4|32|1|1")
+
+
+def test_one_fit_rule_for_profiles_and_jobs() -> None:
+    from core.partitions import Partition
+
+    gpu = Partition("gpu", 86400, (NodeShape(gpus=4, cores=32, mem_mb=196608, count=2),))
+    fits = gpu.fit(gpus=4, cores_per_gpu=8, mem_per_gpu_gb=48, runtime=3600)
+    assert (fits.too_many_gpus, fits.nodes_that_fit, fits.over_max_time) == (False, 2, False)
+    assert gpu.fit(gpus=8, cores_per_gpu=8, mem_per_gpu_gb=48, runtime=3600).too_many_gpus
+    assert gpu.fit(gpus=4, cores_per_gpu=9, mem_per_gpu_gb=48, runtime=3600).nodes_that_fit == 0
+    assert gpu.fit(gpus=1, cores_per_gpu=8, mem_per_gpu_gb=48, runtime=90000).over_max_time
