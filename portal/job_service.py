@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import pwd
+import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -336,19 +337,23 @@ def mark_submitted(record: JobRecord, job_id: str) -> None:
     record.updated_at = utcnow()
 
 
-# Output directories made in this process: one `sudo mkdir` per user, not one per job.
-_made_dirs: set[tuple[str, str]] = set()
+# Output directories made in this process, and when: one `sudo install -d` per user and minute,
+# not one per job. Not for ever: a user who removes the folder gets it back a minute later at
+# most, rather than jobs whose output Slurm cannot open.
+_made_dirs: dict[tuple[str, str], float] = {}
+MADE_DIR_TTL = 60.0
 
 
 async def _make_output_dir(slurm: SlurmClient, user: str, path: str) -> None:
-    if (user, path) in _made_dirs:
+    made = _made_dirs.get((user, path))
+    if made is not None and time.monotonic() - made < MADE_DIR_TTL:
         return
     # install -d also makes a folder that already exists private (0700): job output is the
     # user's alone, whatever an older version left.
     result = await slurm.run_as_user(user, ["install", "-d", "-m", "0700", path])
     if result.returncode != 0:
         raise OSError(f"could not create {path}: {result.stderr.strip()}")
-    _made_dirs.add((user, path))
+    _made_dirs[(user, path)] = time.monotonic()
 
 
 def output_files(record: JobRecord) -> list[str]:

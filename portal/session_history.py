@@ -84,20 +84,32 @@ def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> li
     return added
 
 
-async def record_new_sessions(session: Session, slurm: SlurmClient, *, hub_id: str) -> int:
+async def record_new_sessions(database: Database, slurm: SlurmClient, *, hub_id: str) -> int:
     """One look at squeue for sessions not yet recorded; how many were added.
 
     A session that had already ended when it was first seen (one shorter than the look's
     interval) is settled at once and the job watcher never asks about it again: its times and
-    exit code are read from scontrol now, or its record would show none.
+    exit code are read from scontrol now, or its record would show none. No database session
+    is held while Slurm is asked (a slow squeue must not hold SQLite's lock).
     """
-    added = record_sessions(session, await slurm.tagged(alive_only=False), hub_id=hub_id)
-    forget_old_removals(session)
-    for record in added:
-        if settled(record.state):
-            apply_detail(record, await slurm.job_detail(record.slurm_job_id))
-    session.commit()
-    return len(added)
+    jobs = await slurm.tagged(alive_only=False)
+    with database.sessions() as session:
+        added = record_sessions(session, jobs, hub_id=hub_id)
+        ended = [r.slurm_job_id for r in added if settled(r.state)]
+        forget_old_removals(session)
+        session.commit()
+        count = len(added)
+    if not ended:
+        return count
+    details = {job_id: await slurm.job_detail(job_id) for job_id in ended}
+    with database.sessions() as session:
+        query = select(JobRecord).where(
+            JobRecord.launcher == SESSION_LAUNCHER, JobRecord.slurm_job_id.in_(ended)
+        )
+        for record in session.scalars(query):
+            apply_detail(record, details.get(record.slurm_job_id))
+        session.commit()
+    return count
 
 
 def remember_removal(session: Session, record: JobRecord) -> None:
@@ -118,10 +130,11 @@ async def scan_forever(
     """The portal's background look for new sessions (one squeue each time)."""
     while True:
         try:
-            with database.sessions() as session:
-                added = await record_new_sessions(session, slurm, hub_id=hub_id)
+            added = await record_new_sessions(database, slurm, hub_id=hub_id)
             if added:
                 log.info("Recorded %d new session(s) in the job history", added)
         except (SlurmError, OSError) as error:  # Slurm down, or no squeue on this host
             log.warning("Could not look for sessions in squeue: %s", error)
+        except Exception:  # a database error, say: logged, and the next look goes on
+            log.exception("The look for new sessions failed; trying again in %s s", every)
         await asyncio.sleep(every)

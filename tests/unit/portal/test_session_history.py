@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.exc import OperationalError
 
 from core.jobs import JobDetail, JobInfo
 from core.tags import batch_tag, session_tag
 from portal import db
 from portal.models import JobRecord
-from portal.session_history import SESSION_LAUNCHER, record_new_sessions, record_sessions
+from portal.session_history import (
+    SESSION_LAUNCHER,
+    record_new_sessions,
+    record_sessions,
+    scan_forever,
+)
 
 
 def job(job_id: str, state: str, comment: str, start: str = "2026-11-23T08:00:00") -> JobInfo:
@@ -72,10 +79,42 @@ def test_a_session_that_ended_before_it_was_seen_gets_its_times(tmp_path: Path) 
         "2026-11-23T07:59:58", "2026-11-23T08:00:00", "2026-11-23T08:00:09",
     )  # fmt: skip
     slurm = OneLook([job("21", "CANCELLED", tag), job("22", "RUNNING", tag)], {"21": ended})
+    assert asyncio.run(record_new_sessions(database, slurm, hub_id="local")) == 2  # type: ignore[arg-type]
     with database.sessions() as session:
-        assert asyncio.run(record_new_sessions(session, slurm, hub_id="local")) == 2  # type: ignore[arg-type]
         records = {r.slurm_job_id: r for r in session.scalars(select(JobRecord))}
     # Only the ended one is asked about: the job watcher follows the running one.
     assert slurm.asked == ["21"]
     assert (records["21"].ended_at, records["21"].exit_code) == ("2026-11-23T08:00:09", 0)
     assert records["22"].ended_at == ""
+
+
+def test_the_background_look_goes_on_after_a_database_error(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'portal.db'}"
+    db.upgrade(url)
+    database = db.Database(url)
+    tag = str(session_tag(hub="local", user="alice", server=""))
+    slurm = OneLook([job("31", "RUNNING", tag)], {})
+    real = database.sessions
+    calls: list[int] = []
+
+    def flaky() -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise OperationalError("SELECT", {}, Exception("database is locked"))
+        return real()
+
+    database.sessions = flaky  # type: ignore[method-assign]
+
+    async def run() -> None:
+        task = asyncio.create_task(
+            scan_forever(database, slurm, hub_id="local", every=0.01)  # type: ignore[arg-type]
+        )
+        for _ in range(200):
+            if len(calls) >= 2:
+                break
+            await asyncio.sleep(0.01)
+        task.cancel()
+
+    asyncio.run(run())
+    with real() as session:
+        assert [r.slurm_job_id for r in session.scalars(select(JobRecord))] == ["31"]
