@@ -133,8 +133,11 @@ def _hub_event(stage: Stage, seen: Seen, job_id: str) -> Step | None:
         return Step(Stage.SUBMITTING, Do.WAIT, "Submitting the job to Slurm...", 10)
     if kind is Event.SUBMITTED:
         return Step(Stage.QUEUED, Do.WAIT, f"Job {job_id} is in Slurm's queue.", 20)
-    if kind is Event.QUEUE_DESCRIBED and stage is Stage.QUEUED:
-        return Step(stage, Do.WAIT, seen.words, seen.progress)
+    if kind is Event.QUEUE_DESCRIBED:
+        # Only a queued session's note; one that moved on meanwhile (started, stopped) keeps its.
+        if stage is Stage.QUEUED:
+            return Step(stage, Do.WAIT, seen.words, seen.progress)
+        return Step(stage, Do.WAIT, None)
     if kind is Event.QUEUE_LIMIT:
         # jupyterhub-idle-culler never sees a server that is still starting: the wait applies
         # the profile's queue limit, and the job is cancelled rather than start for nobody.

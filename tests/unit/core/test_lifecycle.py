@@ -279,6 +279,8 @@ HUB_EVENTS = [
         Do.WAIT,
         "1st of 1",
     ),
+    # A queue note that comes after a stop began leaves the stop's words alone.
+    (Stage.STOPPING, Seen(Event.QUEUE_DESCRIBED, words="1st"), Stage.STOPPING, Do.WAIT, None),
     (
         Stage.QUEUED,
         Seen(Event.QUEUE_LIMIT, limit=1800),
