@@ -9,9 +9,11 @@ from typing import Annotated, Literal
 from fastapi import Depends, HTTPException, Request, Security, status
 from fastapi.security import APIKeyHeader
 from sqlalchemy.orm import Session
+from starlette.datastructures import FormData
 
+from core.partitions import Partition
 from core.slurm import SlurmClient
-from portal.cluster import PartitionCatalog
+from portal.cluster import ClusterUnavailable, PartitionCatalog
 from portal.identity import COOKIE_NAME, Caller, HubIdentity, MissingScope
 from portal.job_watcher import JobWatcher
 from portal.settings import PortalSettings
@@ -111,6 +113,25 @@ async def get_caller(
 SessionDep = Annotated[Session, Depends(get_session)]
 IdentityDep = Annotated[HubIdentity, Depends(get_identity)]
 CatalogDep = Annotated[PartitionCatalog, Depends(get_catalog)]
+
+
+async def get_partitions(catalog: CatalogDep) -> dict[str, Partition] | ClusterUnavailable:
+    """The cluster's partitions, read on the event loop (sinfo, cached) so that the route that
+    checks a profile against them can be a plain function in the thread pool; if Slurm could
+    not say, why (raised where a profile is checked, as the route's answer)."""
+    try:
+        return await catalog.partitions()
+    except ClusterUnavailable as error:
+        return error
+
+
+async def get_form(request: Request) -> FormData:
+    """A page's posted form, read on the event loop for a route in the thread pool."""
+    return await request.form()
+
+
+PartitionsDep = Annotated[dict[str, Partition] | ClusterUnavailable, Depends(get_partitions)]
+FormDep = Annotated[FormData, Depends(get_form)]
 SlurmDep = Annotated[SlurmClient, Depends(get_slurm)]
 WatcherDep = Annotated[JobWatcher, Depends(get_watcher)]
 SettingsDep = Annotated[PortalSettings, Depends(get_settings)]

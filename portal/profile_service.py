@@ -1,14 +1,17 @@
 """Saving profiles: field checks done, the whole-profile and cluster rules, then the store.
 
-Shared by the REST API and the admin pages, so both refuse exactly the same things.
+Shared by the REST API and the admin pages, so both refuse exactly the same things. Plain
+functions: the routes that call them run in FastAPI's thread pool, so a slow database never
+holds up the event loop; the partitions come from an async dependency.
 """
 
 from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
+from core.partitions import Partition
 from portal import crud
-from portal.cluster import PartitionCatalog
+from portal.cluster import ClusterUnavailable
 from portal.models import Profile
 from portal.profile_rules import Problem, check_profile
 from portal.schemas import ProfileCreate, ProfileUpdate
@@ -22,19 +25,28 @@ class RuleViolation(Exception):
         self.problems = problems
 
 
-async def create(
-    session: Session, catalog: PartitionCatalog, *, data: ProfileCreate, actor: str
-) -> Profile:
+# The cluster's partitions as a request's dependency found them (portal.deps.PartitionsDep), or
+# why Slurm could not say: raised only when a profile is checked against them.
+Partitions = dict[str, Partition] | ClusterUnavailable
+
+
+def _known(partitions: Partitions) -> dict[str, Partition]:
+    if isinstance(partitions, ClusterUnavailable):
+        raise partitions
+    return partitions
+
+
+def create(session: Session, partitions: Partitions, *, data: ProfileCreate, actor: str) -> Profile:
     values = data.model_dump()
-    problems = check_profile(values, await catalog.partitions())
+    problems = check_profile(values, _known(partitions))
     if problems:
         raise RuleViolation(problems)
     return crud.create_profile(session, values=values, actor=actor)
 
 
-async def update(
+def update(
     session: Session,
-    catalog: PartitionCatalog,
+    partitions: Partitions,
     *,
     profile: Profile,
     data: ProfileUpdate,
@@ -45,7 +57,7 @@ async def update(
     changes = data.model_dump(exclude_unset=True, exclude={"version"})
     changes = {name: value for name, value in changes.items() if value is not None}
     merged = {**crud.editable_values(profile), **changes}
-    problems = check_profile(merged, await catalog.partitions())
+    problems = check_profile(merged, _known(partitions))
     if problems:
         raise RuleViolation(problems)
     return crud.update_profile(

@@ -13,7 +13,7 @@ from core.profiles import DEFAULT_CULL_LIMITS, EXTRA_SBATCH_OPTIONS
 from core.slurm_time import format_runtime
 from portal import crud, pages, profile_service
 from portal.cluster import ClusterUnavailable
-from portal.deps import CatalogDep, IdentityDep, PageAdmin, PageCaller, SessionDep
+from portal.deps import FormDep, IdentityDep, PageAdmin, PageCaller, PartitionsDep, SessionDep
 from portal.models import Profile
 from portal.schemas import ProfileCreate, ProfileUpdate
 
@@ -103,21 +103,21 @@ def new_profile_page(request: Request, admin: PageAdmin) -> HTMLResponse:
 
 
 @router.post("/admin/profiles/new", response_class=HTMLResponse)
-async def new_profile(
+def new_profile(
     request: Request,
+    form: FormDep,
     session: SessionDep,
-    catalog: CatalogDep,
+    partitions: PartitionsDep,
     identity: IdentityDep,
     admin: PageAdmin,
 ) -> Response:
-    form = await request.form()
     if not pages.csrf_ok(request, form, identity):
         return pages.forbidden_form(request)
     values = _form_values(form, creating=True)
     errors: dict[str, str] = {}
     try:
         data = ProfileCreate.model_validate(values)
-        await profile_service.create(session, catalog, data=data, actor=admin.name)
+        profile_service.create(session, partitions, data=data, actor=admin.name)
     except (ValidationError, profile_service.RuleViolation, ClusterUnavailable) as error:
         errors = pages.field_errors(error)
     except crud.SlugTaken:
@@ -152,15 +152,15 @@ def edit_profile_page(
 
 
 @router.post("/admin/profiles/{slug}", response_class=HTMLResponse)
-async def edit_profile(
+def edit_profile(
     slug: str,
     request: Request,
+    form: FormDep,
     session: SessionDep,
-    catalog: CatalogDep,
+    partitions: PartitionsDep,
     identity: IdentityDep,
     admin: PageAdmin,
 ) -> Response:
-    form = await request.form()
     if not pages.csrf_ok(request, form, identity):
         return pages.forbidden_form(request)
     profile = crud.get_profile(session, slug=slug)
@@ -171,7 +171,7 @@ async def edit_profile(
     conflict: Profile | None = None
     try:
         data = ProfileUpdate.model_validate(values)
-        await profile_service.update(session, catalog, profile=profile, data=data, actor=admin.name)
+        profile_service.update(session, partitions, profile=profile, data=data, actor=admin.name)
     except (ValidationError, profile_service.RuleViolation, ClusterUnavailable) as error:
         errors = pages.field_errors(error)
     except crud.VersionConflict as stale:
@@ -206,10 +206,14 @@ async def edit_profile(
 
 
 @router.post("/admin/profiles/{slug}/move", response_class=HTMLResponse)
-async def move_profile(
-    slug: str, request: Request, session: SessionDep, identity: IdentityDep, admin: PageAdmin
+def move_profile(
+    slug: str,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    identity: IdentityDep,
+    admin: PageAdmin,
 ) -> Response:
-    form = await request.form()
     if not pages.csrf_ok(request, form, identity):
         return pages.forbidden_form(request)
     slugs = [p.slug for p in crud.list_profiles(session)]

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from portal import crud, environment_service, pages
-from portal.deps import IdentityDep, PageAdmin, SessionDep
+from portal.deps import FormDep, IdentityDep, PageAdmin, SessionDep
 from portal.models import Environment
 from portal.profile_service import RuleViolation
 from portal.schemas import EnvironmentCreate, EnvironmentUpdate
@@ -82,10 +82,9 @@ def new_environment_page(request: Request, session: SessionDep, admin: PageAdmin
 
 
 @router.post("/admin/environments/new", response_class=HTMLResponse)
-async def new_environment(
-    request: Request, session: SessionDep, identity: IdentityDep, admin: PageAdmin
+def new_environment(
+    request: Request, form: FormDep, session: SessionDep, identity: IdentityDep, admin: PageAdmin
 ) -> Response:
-    form = await request.form()
     if not pages.csrf_ok(request, form, identity):
         return pages.forbidden_form(request)
     values = _form_values(form, creating=True)
@@ -120,10 +119,14 @@ def edit_environment_page(
 
 
 @router.post("/admin/environments/{slug}", response_class=HTMLResponse)
-async def edit_environment(
-    slug: str, request: Request, session: SessionDep, identity: IdentityDep, admin: PageAdmin
+def edit_environment(
+    slug: str,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    identity: IdentityDep,
+    admin: PageAdmin,
 ) -> Response:
-    form = await request.form()
     if not pages.csrf_ok(request, form, identity):
         return pages.forbidden_form(request)
     environment = crud.get_environment(session, slug=slug)

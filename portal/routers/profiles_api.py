@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException, status
 
 from portal import crud, profile_service
 from portal.api_errors import declared
-from portal.deps import ApiAdmin, ApiCaller, CatalogDep, SessionDep
+from portal.deps import ApiAdmin, ApiCaller, PartitionsDep, SessionDep
 from portal.identity import Caller
 from portal.models import Profile
 from portal.schemas import ProfileCreate, ProfileOrder, ProfilePublic, ProfileUpdate
@@ -39,25 +39,25 @@ def get_profile(slug: str, session: SessionDep, caller: ApiCaller) -> ProfilePub
 
 
 @router.post("/profiles", response_model=ProfilePublic, status_code=status.HTTP_201_CREATED)
-async def create_profile(
-    data: ProfileCreate, session: SessionDep, catalog: CatalogDep, admin: ApiAdmin
+def create_profile(
+    data: ProfileCreate, session: SessionDep, partitions: PartitionsDep, admin: ApiAdmin
 ) -> ProfilePublic:
     """Add a profile; it is checked against the cluster's partitions first."""
-    profile = await profile_service.create(session, catalog, data=data, actor=admin.name)
+    profile = profile_service.create(session, partitions, data=data, actor=admin.name)
     return crud.to_public(profile)
 
 
 @router.patch("/profiles/{slug}", response_model=ProfilePublic)
-async def update_profile(
-    slug: str, data: ProfileUpdate, session: SessionDep, catalog: CatalogDep, admin: ApiAdmin
+def update_profile(
+    slug: str, data: ProfileUpdate, session: SessionDep, partitions: PartitionsDep, admin: ApiAdmin
 ) -> ProfilePublic:
     """Change fields of a profile. `version` must be the one you read: if someone saved since,
     the answer is 409 with the current profile, and nothing is changed."""
     profile = crud.get_profile(session, slug=slug)
     if profile is None:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No profile {slug!r}.")
-    updated = await profile_service.update(
-        session, catalog, profile=profile, data=data, actor=admin.name
+    updated = profile_service.update(
+        session, partitions, profile=profile, data=data, actor=admin.name
     )
     return crud.to_public(updated)
 
