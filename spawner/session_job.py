@@ -197,7 +197,7 @@ class SessionJob(SessionJobSettings):
             )
         elif result.do is Do.CANCEL:
             await self._cancel(self.job_id)
-        if result.do in (Do.END, Do.CANCEL) and self.job_id:
+        if result.do in (Do.END, Do.CANCEL, Do.FAIL) and self.job_id:
             self.log.info("%s: %s", self.tag, result.message)
             info = self._info
             audit(

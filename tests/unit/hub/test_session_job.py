@@ -166,3 +166,19 @@ def test_a_poll_without_a_job_id_finds_the_job_by_its_tag_or_says_it_is_gone() -
     gone = spawner(FakeSlurm(None), stage="submitting", job_id="")
     assert asyncio.run(gone.poll_session()) == 1
     assert gone.stage is Stage.ENDED
+
+
+def test_a_job_that_ended_while_starting_is_forgotten_by_the_poll_of_a_stop() -> None:
+    # user.stop() polls first: a job that died while JupyterLab started is gone (poll 1), and
+    # its token and TLS files go with it, as for any end.
+    fake = FakeSlurm(info("FAILED"))
+    forgotten: list[int] = []
+
+    async def remove_token() -> None:
+        forgotten.append(1)
+
+    fake.remove_token = remove_token  # type: ignore[method-assign]
+    made = spawner(fake, stage="starting")
+    assert asyncio.run(made.poll_session()) == 1
+    assert made.stage is Stage.ENDED
+    assert forgotten == [1]
