@@ -50,6 +50,9 @@ LIVE = ADOPTABLE | {Phase.RUNNING}
 _SERVING = {Stage.READY, Stage.SUSPENDED, Stage.REQUEUED}
 # Stages after which nothing happens to the session until its next spawn.
 FINAL = frozenset({Stage.ENDED, Stage.HANDED_OVER})
+# Stages in which a poll asks Slurm nothing and answers "gone": those, and a stop under way
+# (the hub's periodic poll may come while the cancels run; the stop says how it ended).
+QUIET = FINAL | {Stage.STOPPING}
 
 
 class Do(enum.Enum):
@@ -115,7 +118,7 @@ def step(stage: Stage, seen: Seen, *, job_id: str, hub_check: bool = False) -> S
     hub_event = _hub_event(stage, seen, job_id)
     if hub_event is not None:
         return hub_event
-    if stage in FINAL:
+    if stage in QUIET:
         return Step(stage, Do.GONE, None)  # nothing more happens to it until the next spawn
     if seen.kind is Event.NO_JOB:
         return Step(Stage.ENDED, Do.GONE, "")

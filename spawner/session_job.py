@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from core.culling import CullLimits, GpuUse, Reason
 from core.jobs import JobInfo
-from core.lifecycle import FINAL, Do, Event, Seen, Session, Stage, Step, poll_answer
+from core.lifecycle import QUIET, Do, Event, Seen, Session, Stage, Step, poll_answer
 from core.poller import JobPoller
 from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from core.states import Phase
@@ -213,7 +213,7 @@ class SessionJob(SessionJobSettings):
 
     async def _look(self) -> Seen:
         """What a poll knows of the job: Slurm's answer, found by id or else by its tag."""
-        if self.stage in FINAL:
+        if self.stage in QUIET:
             return Seen(Event.NOT_ASKED)
         if not self.job_id:
             if not self.may_have_a_job:

@@ -311,6 +311,8 @@ HUB_EVENTS = [
     # Over: polls ask nothing and keep the words that said why.
     (Stage.ENDED, Seen(Event.NOT_ASKED), Stage.ENDED, Do.GONE, None),
     (Stage.HANDED_OVER, Seen(Event.NOT_ASKED), Stage.HANDED_OVER, Do.GONE, None),
+    # The hub's periodic poll during a stop's cancels: gone, Slurm not asked, no words changed.
+    (Stage.STOPPING, job("RUNNING"), Stage.STOPPING, Do.GONE, None),
     (Stage.SUBMITTING, Seen(Event.NO_JOB), Stage.ENDED, Do.GONE, ""),
 ]
 
