@@ -265,8 +265,16 @@ class GpuSlurmSpawner(SessionJob):
             if result.stage is Stage.QUEUED and result.do is Do.WAIT:
                 await self._cull_if_queued_too_long()
                 await self._describe_queue()
+            if result.do is Do.GONE:
+                # Stopped meanwhile (the hub cancels a pending spawn's task; this is in case a
+                # start goes on regardless): end here rather than watch a job nobody waits for.
+                raise spawn_error(
+                    self.note or "The session was stopped before JupyterLab started.",
+                    reason="stopped",
+                    status_code=500,
+                )
             if result.do is Do.FAIL:
-                await self._fail_start(result.message)
+                await self._fail_start(result.message or "")
             if result.do is Do.CONNECT and self._info is not None:
                 # Return only once JupyterLab accepts connections, so that a job dying here
                 # (a broken user config, say) is caught by this loop, not the hub's http_timeout.

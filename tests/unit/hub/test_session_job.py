@@ -182,3 +182,9 @@ def test_a_job_that_ended_while_starting_is_forgotten_by_the_poll_of_a_stop() ->
     assert asyncio.run(made.poll_session()) == 1
     assert made.stage is Stage.ENDED
     assert forgotten == [1]
+
+
+def test_a_start_that_goes_on_after_its_stop_ends_rather_than_watch_the_job() -> None:
+    made = spawner(FakeSlurm(info("CANCELLED")), stage="ended")
+    with pytest.raises(Exception, match="stopped before JupyterLab started"):
+        asyncio.run(asyncio.wait_for(made._wait_until_reachable(), 5))
