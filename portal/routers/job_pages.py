@@ -6,7 +6,6 @@ and the REST API can never disagree on what is allowed.
 
 from __future__ import annotations
 
-import asyncio
 import pwd
 
 from fastapi import APIRouter, Request
@@ -70,11 +69,12 @@ def job_environments(environments: list[Environment]) -> list[dict[str, str]]:
 
 
 @router.get("/jobs", response_class=HTMLResponse)
-async def jobs_page(
+def jobs_page(
     request: Request, caller: PageCaller, settings: SettingsDep, session: SessionDep
 ) -> HTMLResponse:
+    # A plain route: FastAPI runs it in its thread pool (the passwd lookup, the database).
     try:
-        home = (await asyncio.to_thread(pwd.getpwnam, caller.name)).pw_dir
+        home = pwd.getpwnam(caller.name).pw_dir
     except KeyError:  # not a local user on the portal's host: leave the field for them to fill
         home = ""
     return pages.render(
