@@ -13,8 +13,10 @@ import pwd
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any
 
+import anyio.from_thread
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -218,7 +220,7 @@ def _existing(session: Session, user: str, key: str) -> JobRecord | None:
     return session.scalar(query)
 
 
-async def submit(
+def submit(
     session: Session,
     *,
     data: JobCreate,
@@ -235,9 +237,12 @@ async def submit(
             if earlier.request != request:
                 raise IdempotencyMismatch(idempotency_key)
             return Submitted(earlier, created=False)
-    home = await asyncio.to_thread(_home, user)  # one passwd lookup for the job and sbatch
-    job, script = await prepare(
-        data, user=user, settings=settings, catalog=catalog, slurm=slurm, home=home
+    # A plain function in a route's worker thread: the database here, Slurm on the event loop.
+    home = _home(user)  # one passwd lookup for the job and sbatch
+    job, script = anyio.from_thread.run(
+        partial(
+            prepare, data, user=user, settings=settings, catalog=catalog, slurm=slurm, home=home
+        )
     )
     record = JobRecord(
         user=user,
@@ -260,13 +265,13 @@ async def submit(
         return Submitted(earlier, created=False)
     tag = record_tag(record, settings)
     try:
-        await _make_output_dir(slurm, user, job.output.rsplit("/", 1)[0])
+        anyio.from_thread.run(partial(_make_output_dir, slurm, user, job.output.rsplit("/", 1)[0]))
         env = {"HOME": home, "USER": user, "PATH": "/usr/bin:/bin"}
-        job_id = await slurm.submit(script, user=user, env=env, tag=tag)
+        job_id = anyio.from_thread.run(partial(slurm.submit, script, user=user, env=env, tag=tag))
     except SlurmUnavailable as error:
         # sbatch may have submitted before it was stopped: the tag says (exactly once).
         try:
-            found = await slurm.tagged(tag, user=user, alive_only=False)
+            found = anyio.from_thread.run(partial(slurm.tagged, tag, user=user, alive_only=False))
         except SlurmUnavailable:
             # Maybe submitted, maybe not: keep the record; the watcher settles it by its tag,
             # and a retry with the same key gets this record rather than a second job.

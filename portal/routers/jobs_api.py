@@ -1,10 +1,17 @@
-"""REST API for multi-node jobs: submit (idempotent), list, look at one, cancel."""
+"""REST API for multi-node jobs: submit (idempotent), list, look at one, cancel.
+
+Routes that touch the database are plain functions, which FastAPI runs in its thread pool:
+a slow query never holds up the event loop. Slurm is still asked on the loop
+(`anyio.from_thread.run`), where its commands run as subprocesses under their timeouts.
+"""
 
 from __future__ import annotations
 
 import contextlib
+from functools import partial
 from typing import Annotated, Literal
 
+import anyio.from_thread
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Response, status
 from sqlalchemy import select
 
@@ -73,7 +80,7 @@ async def preview_job(
         }
     },
 )
-async def submit_job(
+def submit_job(
     data: JobCreate,
     response: Response,
     session: SessionDep,
@@ -86,7 +93,7 @@ async def submit_job(
     """Submit a job as you. With an Idempotency-Key, a retry returns the first job (200)."""
     if caller.kind != "user":
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Jobs are submitted by users.")
-    submitted = await job_service.submit(
+    submitted = job_service.submit(
         session,
         data=data,
         user=caller.name,
@@ -101,7 +108,7 @@ async def submit_job(
 
 
 @router.get("/jobs", response_model=list[JobPublic])
-async def list_jobs(
+def list_jobs(
     session: SessionDep,
     caller: ApiCaller,
     watcher: WatcherDep,
@@ -130,21 +137,21 @@ async def list_jobs(
         is_session = JobRecord.launcher == SESSION_LAUNCHER
         query = query.where(is_session if kind == "session" else ~is_session)
     records = list(session.scalars(query))
-    await watcher.refresh(session, records)
+    watcher.refresh(session, records)
     return [JobPublic(**job_service.public_fields(r)) for r in records]
 
 
 @router.get("/jobs/{job_id}", response_model=JobDetailPublic)
-async def get_job(
+def get_job(
     job_id: JobId, session: SessionDep, caller: ApiCaller, watcher: WatcherDep, slurm: SlurmDep
 ) -> JobDetailPublic:
     """State, nodes, why it waits, start and end, exit code, and the last lines of its output."""
     record = _own(session, caller, job_id)
-    await watcher.refresh_one(session, record)
+    watcher.refresh_one(session, record)
     return JobDetailPublic(
         **job_service.public_fields(record),
         waiting_because=describe_reason(record.reason) if record.state == "PENDING" else "",
-        output_tail=await job_service.output_tail(slurm, record),
+        output_tail=anyio.from_thread.run(job_service.output_tail, slurm, record),
     )
 
 
@@ -153,7 +160,7 @@ async def get_job(
     status_code=status.HTTP_204_NO_CONTENT,
     response_class=Response,
 )
-async def remove_job_record(
+def remove_job_record(
     job_id: JobId, session: SessionDep, caller: ApiWriter, watcher: WatcherDep
 ) -> Response:
     """Remove an ended job from your history (its output file stays). A job still waiting or
@@ -163,7 +170,7 @@ async def remove_job_record(
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No job {job_id} of yours.")
     if not job_service.settled(record.state):
         # The record may be behind Slurm (a cancel a moment ago): ask before refusing.
-        await watcher.refresh_one(session, record)
+        watcher.refresh_one(session, record)
     if not job_service.settled(record.state):
         meaning = job_state(record.state)
         what = "cancel it first" if record.launcher != SESSION_LAUNCHER else "stop it first"
@@ -180,7 +187,7 @@ async def remove_job_record(
 
 
 @router.delete("/jobs/{job_id}", response_model=JobPublic, status_code=status.HTTP_202_ACCEPTED)
-async def cancel_job(
+def cancel_job(
     job_id: JobId, session: SessionDep, caller: ApiWriter, slurm: SlurmDep, watcher: WatcherDep
 ) -> JobPublic:
     """Cancel the job (scancel, as its owner). A notebook session is stopped on the hub."""
@@ -192,7 +199,7 @@ async def cancel_job(
         )
     if record.slurm_job_id and not job_service.settled(record.state):
         try:
-            await slurm.cancel(record.slurm_job_id, user=record.user)
+            anyio.from_thread.run(partial(slurm.cancel, record.slurm_job_id, user=record.user))
         except SlurmUnavailable:
             raise
         except SlurmError as error:
@@ -202,7 +209,7 @@ async def cancel_job(
         # What Slurm says now (cancelled, or ending): never a state of the portal's own. If
         # Slurm cannot say just now, the watcher's next look will.
         with contextlib.suppress(SlurmError):
-            await watcher.refresh_one(session, record)
+            watcher.refresh_one(session, record)
         session.commit()
         audit("job_cancel", user=caller.name, record=record.id, job=record.slurm_job_id)
     return JobPublic(**job_service.public_fields(record))

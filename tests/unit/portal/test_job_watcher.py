@@ -4,17 +4,29 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable, Iterator
+from typing import cast
 
+import anyio.to_thread
 import pytest
 from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import StaticPool
 
 from core.jobs import JobDetail, JobInfo
-from core.slurm import SlurmError, SlurmUnavailable
+from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from portal.job_service import record_tag
 from portal.job_watcher import JobWatcher
 from portal.models import Base, JobRecord
 from portal.settings import PortalSettings
+
+
+def as_client(fake: FakeSlurm) -> SlurmClient:
+    return cast(SlurmClient, fake)
+
+
+async def refresh(watcher: JobWatcher, session: Session, records: list[JobRecord]) -> None:
+    """What a plain route does: refresh from a worker thread, Slurm asked on the loop."""
+    await anyio.to_thread.run_sync(watcher.refresh, session, records)
 
 
 class FakeSlurm:
@@ -50,7 +62,11 @@ class FakeSlurm:
 
 @pytest.fixture
 def session() -> Iterator[Session]:
-    engine = create_engine("sqlite://")
+    # One in-memory database for every thread: the watcher's records are changed in a worker
+    # thread, as in a plain route.
+    engine = create_engine(
+        "sqlite://", connect_args={"check_same_thread": False}, poolclass=StaticPool
+    )
     Base.metadata.create_all(engine)
     with Session(engine) as db:
         yield db
@@ -76,7 +92,7 @@ async def test_one_squeue_for_all_live_jobs_and_scontrol_for_ended_ones(session:
     finished = record(session, "13", state="COMPLETED")
     slurm.queue["11"] = JobInfo("11", "RUNNING", "None", "gpu01", "t1", "alice")
     slurm.details["12"] = detail("12", "FAILED", 3)
-    await JobWatcher(slurm, min_interval=0).refresh(session, [running, done, finished])  # type: ignore[arg-type]
+    await refresh(JobWatcher(as_client(slurm), min_interval=0), session, [running, done, finished])
     assert slurm.squeue_calls == 1
     assert (running.state, running.nodes) == ("RUNNING", "gpu01")
     assert (done.state, done.exit_code, done.ended_at) == ("FAILED", 3, "t2")
@@ -85,7 +101,7 @@ async def test_one_squeue_for_all_live_jobs_and_scontrol_for_ended_ones(session:
 
 async def test_a_job_slurm_forgot_reads_as_ended(session: Session) -> None:
     gone = record(session, "21")
-    await JobWatcher(FakeSlurm(), min_interval=0).refresh(session, [gone])  # type: ignore[arg-type]
+    await refresh(JobWatcher(as_client(FakeSlurm()), min_interval=0), session, [gone])
     assert (gone.state, gone.reason) == ("ENDED", "Slurm no longer knows this job")
 
 
@@ -93,7 +109,7 @@ async def test_a_job_the_controller_forgot_is_read_from_accounting(session: Sess
     slurm = FakeSlurm()
     slurm.accounted = {"22": [detail("22", "OUT_OF_MEMORY", 0)]}
     forgotten, unknown = record(session, "22"), record(session, "23")
-    await JobWatcher(slurm, min_interval=0).refresh(session, [forgotten, unknown])  # type: ignore[arg-type]
+    await refresh(JobWatcher(as_client(slurm), min_interval=0), session, [forgotten, unknown])
     assert (forgotten.state, forgotten.exit_code, forgotten.nodes) == (
         "OUT_OF_MEMORY",
         0,
@@ -106,18 +122,18 @@ async def test_slurm_trouble_keeps_the_last_state_and_raises_nothing(session: Se
     slurm = FakeSlurm()
     slurm.fail = True
     waiting = record(session, "31")
-    watcher = JobWatcher(slurm, min_interval=0)
-    await watcher.refresh(session, [waiting])  # type: ignore[arg-type]
-    await watcher.refresh_one(session, waiting)  # type: ignore[arg-type]
+    watcher = JobWatcher(as_client(slurm), min_interval=0)
+    await refresh(watcher, session, [waiting])
+    await anyio.to_thread.run_sync(watcher.refresh_one, session, waiting)
     assert waiting.state == "PENDING"
 
 
 async def test_many_lists_at_once_make_one_squeue(session: Session) -> None:
     slurm = FakeSlurm()
     live = [record(session, str(40 + i)) for i in range(5)]
-    watcher = JobWatcher(slurm, min_interval=60)
+    watcher = JobWatcher(as_client(slurm), min_interval=60)
     for _ in range(10):
-        await watcher.refresh(session, live)  # type: ignore[arg-type]
+        await refresh(watcher, session, live)
     assert slurm.squeue_calls == 1
 
 
@@ -127,13 +143,13 @@ async def test_a_submission_sbatch_never_answered_is_settled_by_its_tag(session:
     sent, lost = record(session, "", state="SUBMITTING"), record(session, "", state="SUBMITTING")
     tag = record_tag(sent, settings)
     slurm.queue["51"] = JobInfo("51", "PENDING", "Resources", "", "N/A", "alice", comment=tag)
-    watcher = JobWatcher(slurm, min_interval=0, settings=settings)  # type: ignore[arg-type]
+    watcher = JobWatcher(as_client(slurm), min_interval=0, settings=settings)
     await asyncio.sleep(0.05)
     slurm.fail = True  # Slurm still silent: nothing is decided
-    await watcher.refresh(session, [sent, lost])
+    await refresh(watcher, session, [sent, lost])
     assert (sent.state, lost.state) == ("SUBMITTING", "SUBMITTING")
     slurm.fail = False
-    await watcher.refresh(session, [sent, lost])
+    await refresh(watcher, session, [sent, lost])
     assert (sent.slurm_job_id, sent.state) == ("51", "PENDING")
     assert (lost.slurm_job_id, lost.state) == ("", "NOT_SUBMITTED")
 
@@ -141,7 +157,7 @@ async def test_a_submission_sbatch_never_answered_is_settled_by_its_tag(session:
 async def test_a_submission_still_in_flight_is_left_alone(session: Session) -> None:
     slurm = FakeSlurm()
     in_flight = record(session, "", state="SUBMITTING")
-    await JobWatcher(slurm, min_interval=0).refresh(session, [in_flight])  # type: ignore[arg-type]
+    await refresh(JobWatcher(as_client(slurm), min_interval=0), session, [in_flight])
     assert in_flight.state == "SUBMITTING"
 
 

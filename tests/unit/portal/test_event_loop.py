@@ -1,0 +1,60 @@
+"""A slow database query holds up only the request that made it (issue 21, item 3).
+
+Routes that use the synchronous SQLAlchemy session are plain functions, which FastAPI runs in
+its thread pool; an `async def` route with the same session would stop the event loop, and
+every other request with it, until its query returned.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import event
+
+from portal.identity import COOKIE_NAME, HubIdentity
+from tests.unit.portal.conftest import API
+
+SLOW_QUERY_SECONDS = 1.5
+
+
+@pytest.mark.parametrize(
+    "slow_path",
+    [f"{API}/jobs", f"{API}/jobs/1", f"{API}/profiles", "/services/portal/jobs"],
+)
+def test_a_slow_query_does_not_hold_up_other_requests(
+    client: tuple[TestClient, HubIdentity], slow_path: str
+) -> None:
+    test_client = client[0]
+    test_client.cookies.set(COOKIE_NAME, "full")  # the page asks for a cookie
+    in_query = threading.Event()
+
+    def slow(*_: Any) -> None:
+        # Only the first query of the slow request: the other request asks nothing of it.
+        if not in_query.is_set():
+            in_query.set()
+            time.sleep(SLOW_QUERY_SECONDS)
+
+    engine = test_client.app.state.database.engine  # type: ignore[attr-defined]
+    finished: list[str] = []
+
+    def ask_slowly() -> None:
+        test_client.get(slow_path, headers={"Authorization": "token full"})
+        finished.append("slow")
+
+    event.listen(engine, "before_cursor_execute", slow)
+    try:
+        slow_request = threading.Thread(target=ask_slowly)
+        slow_request.start()
+        assert in_query.wait(10), "the slow request never reached the database"
+        # The API docs page needs no database: it is answered while the query is running.
+        docs = test_client.get("/services/portal/docs")
+        finished.append("other")
+        slow_request.join(10)
+    finally:
+        event.remove(engine, "before_cursor_execute", slow)
+    assert docs.status_code == 200
+    assert finished == ["other", "slow"], "the event loop waited for the slow query"
