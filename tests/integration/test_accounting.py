@@ -2,7 +2,7 @@
 runs them, group ds's GPU limit (6, GrpTRES on its account) enforced by Slurm and shown on the
 spawn page, and a finished job's history read from sacct once squeue has forgotten it.
 
-One test, because the wait for Slurm to forget a job (MinJobAge, 120 s here) is long: the limit is
+One test, because the wait for Slurm to forget a job (MinJobAge, 60 s here) is long: the limit is
 checked while it runs.
 """
 
@@ -86,9 +86,9 @@ def test_group_limit_and_history_after_squeue_forgot(
     hub.stop_all(hub.login("carol"), "alice")
     cancel_user_jobs("alice", "bob")
 
-    # MinJobAge (120 s here) after its end, the controller forgets the job.
+    # MinJobAge (60 s here) after its end, the controller forgets the job.
     wait_for(
-        lambda: not _known_to_the_controller(slurm_id), 300, "Slurm to forget the job", step=10
+        lambda: not _known_to_the_controller(slurm_id), 300, "Slurm to forget the job", step=3
     )
     detail = requests.get(f"{hub.url}{JOBS}/{record_id}", headers=headers, timeout=60).json()
     assert (detail["state"], detail["exit_code"], detail["nodes"]) == (
