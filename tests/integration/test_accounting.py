@@ -87,9 +87,7 @@ def test_group_limit_and_history_after_squeue_forgot(
     cancel_user_jobs("alice", "bob")
 
     # MinJobAge (60 s here) after its end, the controller forgets the job.
-    wait_for(
-        lambda: not _known_to_the_controller(slurm_id), 300, "Slurm to forget the job", step=3
-    )
+    wait_for(lambda: not _known_to_the_controller(slurm_id), 300, "Slurm to forget the job", step=3)
     detail = requests.get(f"{hub.url}{JOBS}/{record_id}", headers=headers, timeout=60).json()
     assert (detail["state"], detail["exit_code"], detail["nodes"]) == (
         "COMPLETED",
