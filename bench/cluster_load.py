@@ -157,7 +157,8 @@ class CommandLog:
 
 
 def is_capacity_query(name: str, args: str) -> bool:
-    """One look at the cluster for the spawn page (core.capacity: sinfo --Node, then squeue)."""
+    """One look at the cluster for the spawn page (gpuportal_core.capacity: sinfo --Node, then
+    squeue)."""
     return (name == "sinfo" and "--Node" in args) or (
         name == "squeue" and "--states=RUNNING,PENDING" in args
     )

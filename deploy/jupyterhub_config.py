@@ -11,24 +11,29 @@ import secrets
 import sys
 from pathlib import Path
 
-import spawner.audit
-import spawner.metrics
-import spawner.port_handler
-from core.resources import TEMPLATES_DIR
-from core.settings import HubSettings
-from core.slurm_time import cluster_offset_minutes
-from spawner.capacity import CAPACITY_PATH, CapacityHandler
-from spawner.culling import CULL_CHECK_PATH, GPU_ACTIVITY_PATH, CullCheckHandler, GpuActivityHandler
-from spawner.errors import RefusalsWithoutTraceback
-from spawner.named_sessions import kept_limit
-from spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
-from spawner.shared_boards import BOARDS_PATH, BoardsHandler
-from spawner.unused_traits import refuse_unused
+import gpuportal_spawner.audit
+import gpuportal_spawner.metrics
+import gpuportal_spawner.port_handler
+from gpuportal_core.resources import TEMPLATES_DIR
+from gpuportal_core.settings import HubSettings
+from gpuportal_core.slurm_time import cluster_offset_minutes
+from gpuportal_spawner.board_sharing import BOARDS_PATH, BoardsHandler
+from gpuportal_spawner.capacity import CAPACITY_PATH, CapacityHandler
+from gpuportal_spawner.culling import (
+    CULL_CHECK_PATH,
+    GPU_ACTIVITY_PATH,
+    CullCheckHandler,
+    GpuActivityHandler,
+)
+from gpuportal_spawner.errors import RefusalsWithoutTraceback
+from gpuportal_spawner.named_sessions import kept_limit
+from gpuportal_spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
+from gpuportal_spawner.unused_traits import refuse_unused
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
 
-# Every PORTAL_* setting of the hub, typed and with its default, in one model (core.settings;
-# the README lists them).
+# Every PORTAL_* setting of the hub, typed and with its default, in one model
+# (gpuportal_core.settings; the README lists them).
 settings = HubSettings()
 state = Path(settings.hub_state)
 state.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -45,7 +50,8 @@ c.JupyterHub.hub_ip = settings.hub_connect_ip
 if settings.hub_api_host:
     c.JupyterHub.hub_connect_ip = settings.hub_api_host
 c.JupyterHub.hub_port = port + 81
-# -- internal TLS (JupyterHub's internal_ssl, with spawner.session_tls for jobs on the nodes) --
+# -- internal TLS (JupyterHub's internal_ssl, with gpuportal_spawner.session_tls for jobs on the
+# nodes) --
 # The hub, its proxy, its services and every session talk TLS with certificates of the hub's
 # own CAs (made once in the state folder), and each side checks the other's. The browser side
 # (bind_url) is left to the site's front end. PORTAL_INTERNAL_TLS=0 turns it off.
@@ -74,15 +80,15 @@ c.JupyterHub.tornado_settings = {
     # time opens straight away; any other shows where it stands from the first second.
     "slow_spawn_timeout": 1,
     # JupyterHub's request log, which also writes who asked for each stop to the audit stream.
-    "log_function": spawner.audit.log_request_and_stops,
+    "log_function": gpuportal_spawner.audit.log_request_and_stops,
 }
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 # The audit streams (JSON lines, rotated), the hub's and the portal's: /services/portal/admin/audit.
 audit_dir = state / "audit"
-spawner.audit.configure(audit_dir)
+gpuportal_spawner.audit.configure(audit_dir)
 # The portal's own figures join the hub's at /hub/metrics (Slurm calls, queue wait, capacity,
 # sessions, login failures); the portal has its own at /services/portal/metrics.
-spawner.metrics.install()
+gpuportal_spawner.metrics.install()
 # Stopping or restarting the hub must never cancel users' jobs.
 c.JupyterHub.cleanup_servers = False
 # The hub's pages, then what they share with the portal's (the navigation).
@@ -118,7 +124,7 @@ c.JupyterHub.extra_handlers = [
 c.JupyterHub.allow_named_servers = True
 named_sessions = settings.named_sessions
 # That many run at a time (checked before each spawn); JupyterHub keeps stopped ones and shared
-# TensorBoards (tb-*, no GPU) besides (spawner.named_sessions).
+# TensorBoards (tb-*, no GPU) besides (gpuportal_spawner.named_sessions).
 c.GpuProfilesSpawner.named_sessions = named_sessions
 c.JupyterHub.named_server_limit_per_user = kept_limit(named_sessions)
 c.JupyterHub.spawner_class = "gpu-profiles"
@@ -147,13 +153,14 @@ cluster_env = {
 c.Spawner.args = ["--LabApp.extension_manager=readonly"]
 c.Spawner.default_url = "/lab"
 # How long JupyterLab may take to start once its job runs; a spawn also waits its profile's
-# queue limit in the queue (GpuProfilesSpawner adds it: core.culling.CullLimits.start_wait).
+# queue limit in the queue (GpuProfilesSpawner adds it:
+# gpuportal_core.culling.CullLimits.start_wait).
 c.Spawner.start_timeout = settings.start_timeout
 c.Spawner.http_timeout = 60
 # How often the hub asks each server's job how it is (one shared squeue for all of them).
 c.Spawner.poll_interval = settings.poll_interval
 
-# -- culling (each profile's idle, GPU-idle and queue limits; core.culling) -------------
+# -- culling (each profile's idle, GPU-idle and queue limits; gpuportal_core.culling) -------------
 # How often a session tells the hub it is in use, and the hub reads the proxy's activity; and
 # how often a session reads its GPUs (gpuportal_session.gpu_activity). Seconds.
 c.JupyterHub.last_activity_interval = settings.activity_interval
@@ -221,23 +228,23 @@ c.GpuProfilesSpawner.profiles_cache = str(state / "profiles-cache.json")
 
 
 def hub_service(module: str, *args: str) -> list[str]:
-    """The command of a service the hub runs: through core.hub_service, which ties its life to
-    the hub's (it dies with the hub, and stops at once when the hub asks)."""
-    return [sys.executable, "-m", "core.hub_service", module, *args]
+    """The command of a service the hub runs: through gpuportal_core.hub_service, which ties its
+    life to the hub's (it dies with the hub, and stops at once when the hub asks)."""
+    return [sys.executable, "-m", "gpuportal_core.hub_service", module, *args]
 
 
 # -- servers whose job was still queued when the hub stopped come back by themselves ------
 c.JupyterHub.services = [
     {
         "name": "spawn-resumer",
-        "command": hub_service("spawner.resume_service"),
+        "command": hub_service("gpuportal_spawner.resume_service"),
         # The same Slurm settings as the spawner's.
         "environment": cluster_env,
     },
     {
         "name": "portal",
         "url": portal_url,
-        "command": hub_service("portal"),
+        "command": hub_service("gpuportal_portal"),
         "api_token": portal_token,
         "oauth_no_confirm": True,
         # The user's own model, with `admin`, so that hub admins are portal admins too.

@@ -142,7 +142,7 @@ def _follow(obj: Any, job_id: int) -> None:
         for line in lines[overlap:]:
             click.echo(line)
         printed = lines
-        if job["final"]:  # the portal says (core/states.py): nothing changes any more
+        if job["final"]:  # the portal says (gpuportal_core/states.py): nothing changes any more
             click.echo(f"#{job_id} {job['state'].lower()}, exit code {job['exit_code']}", err=True)
             raise SystemExit(job["exit_code"] or (0 if job["state"] == "COMPLETED" else 1))
         time.sleep(2)

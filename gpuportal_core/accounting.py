@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from core.capacity import GpuJob
-from core.words import count
+from gpuportal_core.capacity import GpuJob
+from gpuportal_core.words import count
 
 # One line per association: the account's own (no user), then one per user in it.
 ASSOC_FORMAT = "account,user,grptres"

@@ -14,21 +14,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from core.environments import (
+from gpuportal_core.environments import (
     EnvironmentSpecError,
     SoftwareEnvironment,
     check_environment_fields,
 )
-from core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
-from core.resources import TEMPLATES_DIR
-from core.sbatch import (
+from gpuportal_core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
+from gpuportal_core.resources import TEMPLATES_DIR
+from gpuportal_core.sbatch import (
     ARG_RE,
     PATH_RE,
     USERNAME_RE,
     ScriptError,
     template_environment,
 )
-from core.slurm_time import format_runtime
+from gpuportal_core.slurm_time import format_runtime
 
 LAUNCHERS = ("torchrun", "deepspeed", "horovod", "mpi", "srun")
 # Launchers that start one task per node (they fan out to the GPUs themselves); the others run

@@ -16,14 +16,15 @@ from datetime import datetime, timedelta
 
 import hostlist  # type: ignore[import-untyped]
 
-from core.partitions import gpus_in_gres
-from core.slurm_time import limit_seconds, slurm_datetime
-from core.words import count
+from gpuportal_core.partitions import gpus_in_gres
+from gpuportal_core.slurm_time import limit_seconds, slurm_datetime
+from gpuportal_core.words import count
 
 # sinfo -N: node, partitions, GRES, GRES used, state.
 NODES_FORMAT = "NodeList:|,Partition:|,Gres:|,GresUsed:|,StateLong:"
 # squeue: id, state, partition, GRES per node, node count, time limit, end time, priority, nodes.
-# The last two (account, user) count a group's GPUs in use against its limit (core.accounting).
+# The last two (account, user) count a group's GPUs in use against its limit
+# (gpuportal_core.accounting).
 JOBS_FORMAT = "%i|%T|%P|%b|%D|%l|%e|%Q|%N|%a|%u"
 # Job states whose GPUs are taken. A job Slurm has just placed is CONFIGURING for a moment (its
 # prolog, its nodes booting): left out, a queue that had just filled looked free (issue 20).

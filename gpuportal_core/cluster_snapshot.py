@@ -13,8 +13,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.capacity import GpuJob, NodeGpus
-from core.slurm import SlurmError
+from gpuportal_core.capacity import GpuJob, NodeGpus
+from gpuportal_core.slurm import SlurmError
 
 
 @dataclass(frozen=True)

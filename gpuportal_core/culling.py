@@ -9,8 +9,8 @@ Three rules, each a per-profile limit in seconds (0: never):
 - queued: the job waited in Slurm's queue for `queue_limit`. jupyterhub-idle-culler never looks
   at a server that is still starting, so the spawner's own wait loop applies this one.
 
-The idle culler (a hub service) asks the hub before it stops a server (spawner.culling), and
-the hub answers from here; the answer and the home page's note use the same words.
+The idle culler (a hub service) asks the hub before it stops a server (gpuportal_spawner.culling),
+and the hub answers from here; the answer and the home page's note use the same words.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from core.slurm_time import describe_runtime
+from gpuportal_core.slurm_time import describe_runtime
 
 
 class Reason(enum.Enum):
@@ -45,7 +45,7 @@ class CullLimits:
 
     @classmethod
     def of(cls, profile: Any) -> CullLimits:
-        """The limits of a core.profiles.ResourceProfile."""
+        """The limits of a gpuportal_core.profiles.ResourceProfile."""
         return cls(profile.idle_limit, profile.gpu_idle_limit, profile.queue_limit)
 
     def as_state(self) -> dict[str, int]:

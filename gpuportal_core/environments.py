@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.profiles import SLUG_RE
+from gpuportal_core.profiles import SLUG_RE
 
 KINDS = ("venv", "conda", "modules", "container")
 # Kinds whose own python runs JupyterLab (the others use the session venv's).

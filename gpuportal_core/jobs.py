@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.slurm_time import time_limit_hms, time_or_blank
-from core.states import JobState, Phase, job_state, phase_of
+from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
+from gpuportal_core.states import JobState, Phase, job_state, phase_of
 
 # One line per job. '|' appears in none of these fields but the comment, which comes last and
 # is split off whole (users may put anything in their own jobs' comments).
@@ -55,7 +55,7 @@ class JobInfo:
     user: str
     time_limit: str = ""  # as squeue prints it: "8:00:00", "1-00:00:00"
     nodes: str = ""  # every node of the job ("gpu[01-02]"); host is the batch host
-    comment: str = ""  # the tag the portal gave the job (see core.tags)
+    comment: str = ""  # the tag the portal gave the job (see gpuportal_core.tags)
 
     @property
     def phase(self) -> Phase:

@@ -1,15 +1,17 @@
 """The life of one notebook session, as a pure state machine.
 
 `step(stage, event)` says, from what Slurm reports and what the hub asks, the session's next
-stage, what the spawner must do, and what the user is told. The spawner (spawner.slurm_spawner)
+stage, what the spawner must do, and what the user is told. The spawner
+(gpuportal_spawner.slurm_spawner)
 only carries the step out: it asks Slurm, feeds the answer in here, and acts. Every rule about
-job states lives here and in core.states, and the unit tests read them as tables.
+job states lives here and in gpuportal_core.states, and the unit tests read them as tables.
 
 Stages:  SUBMITTING -> QUEUED -> STARTING -> READY, with SUSPENDED and REQUEUED on the side,
 STOPPING while a stop's cancels run, and ENDED at the end. A session that has been READY is kept
 through a suspension or a requeue (its job comes back by itself); one that ends is told why
 ("reached its 8 h time limit"). HANDED_OVER: the hub, starting up, let go of a server that was
-still starting; its job is left for the resume (spawner.resume_service), never cancelled here.
+still starting; its job is left for the resume (gpuportal_spawner.resume_service), never cancelled
+here.
 
 The hub's own transitions are events too (a spawn begins, sbatch answered, the queue limit, a
 stop and its cancels confirmed), so that a session's stage and the words it leaves (Session)
@@ -21,10 +23,10 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from core.culling import Reason, cull_message
-from core.jobs import JobInfo
-from core.slurm_time import describe_runtime, limit_seconds
-from core.states import Phase
+from gpuportal_core.culling import Reason, cull_message
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.slurm_time import describe_runtime, limit_seconds
+from gpuportal_core.states import Phase
 
 
 class Stage(enum.Enum):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.slurm_time import parse_slurm_time
+from gpuportal_core.slurm_time import parse_slurm_time
 
 # One line per group of alike nodes of a partition: name, time limit, gres, CPUs, memory (MB),
 # and how many nodes are in the group.

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from core.slurm_time import describe_runtime, parse_runtime
+from gpuportal_core.slurm_time import describe_runtime, parse_runtime
 
 # Slugs and Slurm names end up in sbatch options: keep them to a plain, shell-inert alphabet.
 SLUG_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?")
@@ -57,7 +57,7 @@ class ResourceProfile:
     # LDAP groups that may see and use the profile; empty means everyone.
     groups: frozenset[str] = frozenset()
     # Culling, in seconds (0: never): a session idle this long, whose GPUs sat idle this long,
-    # or whose job waited in the queue this long is stopped (see core.culling).
+    # or whose job waited in the queue this long is stopped (see gpuportal_core.culling).
     idle_limit: int = 0
     gpu_idle_limit: int = 0
     queue_limit: int = 0

@@ -1,8 +1,8 @@
 """What the waiting page says of a queued session: its place in line, when it may start, how
 long it has waited, and a progress bar that follows the expected wait (issue 11, 2).
 
-From the shared cluster snapshot (core.cluster_snapshot), so it costs Slurm nothing per page.
-A job the snapshot does not show yet (submitted within its TTL) counts as last in line.
+From the shared cluster snapshot (gpuportal_core.cluster_snapshot), so it costs Slurm nothing per
+page. A job the snapshot does not show yet (submitted within its TTL) counts as last in line.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.capacity import GpuJob, NodeGpus, estimate_start
+from gpuportal_core.capacity import GpuJob, NodeGpus, estimate_start
 
 
 @dataclass(frozen=True)

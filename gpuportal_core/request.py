@@ -5,9 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from core.environments import SoftwareEnvironment, offered_with
-from core.profiles import ResourceProfile, find_profile
-from core.slurm_time import RuntimeFormatError, describe_runtime, format_runtime, parse_runtime
+from gpuportal_core.environments import SoftwareEnvironment, offered_with
+from gpuportal_core.profiles import ResourceProfile, find_profile
+from gpuportal_core.slurm_time import (
+    RuntimeFormatError,
+    describe_runtime,
+    format_runtime,
+    parse_runtime,
+)
 
 ALLOWED_OPTIONS = ("profile", "runtime", "environment")
 

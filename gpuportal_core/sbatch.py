@@ -10,16 +10,16 @@ from pathlib import Path
 
 import jinja2
 
-from core.environments import (
+from gpuportal_core.environments import (
     OWN_PYTHON_KINDS,
     EnvironmentSpecError,
     SoftwareEnvironment,
     check_environment_fields,
 )
-from core.profiles import SLUG_RE, SLURM_NAME_RE, ProfileError, check_sbatch_option
-from core.request import SpawnRequest
-from core.resources import TEMPLATES_DIR
-from core.slurm_time import format_runtime
+from gpuportal_core.profiles import SLUG_RE, SLURM_NAME_RE, ProfileError, check_sbatch_option
+from gpuportal_core.request import SpawnRequest
+from gpuportal_core.resources import TEMPLATES_DIR
+from gpuportal_core.slurm_time import format_runtime
 
 USERNAME_RE = re.compile(r"[a-z_][a-z0-9_.-]{0,31}")
 # Absolute paths made of a conservative alphabet: they go into #SBATCH lines and the shell.

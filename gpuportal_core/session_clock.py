@@ -1,7 +1,7 @@
 """A running session's clock: when it ends, how long is left, and how far it may be extended.
 
 Slurm keeps time limits in whole minutes and lets only operators raise one, so an extension is
-decided here (within the profile's maximum) and carried out by the hub (spawner.sessions).
+decided here (within the profile's maximum) and carried out by the hub (gpuportal_spawner.sessions).
 """
 
 from __future__ import annotations
@@ -9,9 +9,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from core.jobs import JobInfo
-from core.slurm_time import describe_runtime, format_runtime, limit_seconds, slurm_datetime
-from core.states import Phase
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.slurm_time import (
+    describe_runtime,
+    format_runtime,
+    limit_seconds,
+    slurm_datetime,
+)
+from gpuportal_core.states import Phase
 
 # What the extend menu offers, before trimming to what the profile still allows.
 EXTEND_STEPS = (30 * 60, 3600, 2 * 3600, 4 * 3600)

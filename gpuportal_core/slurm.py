@@ -12,8 +12,8 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from core.accounting import ASSOC_FORMAT, Associations, parse_associations
-from core.capacity import (
+from gpuportal_core.accounting import ASSOC_FORMAT, Associations, parse_associations
+from gpuportal_core.capacity import (
     HOLDING,
     JOBS_FORMAT,
     NODES_FORMAT,
@@ -22,7 +22,7 @@ from core.capacity import (
     parse_jobs,
     parse_nodes,
 )
-from core.jobs import (
+from gpuportal_core.jobs import (
     SACCT_FORMAT,
     SQUEUE_FORMAT,
     JobDetail,
@@ -32,8 +32,8 @@ from core.jobs import (
     parse_scontrol_jobs,
     parse_squeue,
 )
-from core.partitions import SINFO_FORMAT, Partition, parse_sinfo
-from core.tags import parse_tag
+from gpuportal_core.partitions import SINFO_FORMAT, Partition, parse_sinfo
+from gpuportal_core.tags import parse_tag
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +126,7 @@ async def run_command(
 
     The group matters: under `sudo -u USER sbatch`, killing sudo alone can leave sbatch running,
     and a submission that goes through after we gave up is a duplicate job. Killing the group
-    makes that unlikely; looking the job up by its tag afterwards (core.tags) makes it
+    makes that unlikely; looking the job up by its tag afterwards (gpuportal_core.tags) makes it
     exact.
 
     env: the command's whole environment (default: command_env()); this process's own
@@ -221,7 +221,7 @@ class SlurmClient:
     ) -> str:
         """Submit script as user; return the job id (or sbatch's verdict with test_only).
 
-        tag: the job's comment (core.tags), by which it is found again if sbatch times
+        tag: the job's comment (gpuportal_core.tags), by which it is found again if sbatch times
         out after submitting.
         """
         options = [f"--comment={tag}"] if tag else []

@@ -1,13 +1,13 @@
 """Slurm calls as Prometheus figures: a counter by command and outcome and a latency histogram,
-fed by core.slurm's command observer. The hub and the portal each make their own (the hub's
-`gpuportal_slurm_*`, the portal's `gpuportal_portal_slurm_*`), as each is its own process.
+fed by gpuportal_core.slurm's command observer. The hub and the portal each make their own (the
+hub's `gpuportal_slurm_*`, the portal's `gpuportal_portal_slurm_*`), as each is its own process.
 """
 
 from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-from core.slurm import observe_commands
+from gpuportal_core.slurm import observe_commands
 
 BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 

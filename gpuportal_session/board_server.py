@@ -1,14 +1,14 @@
 """A TensorBoard its owner shares with a hub group: read-only, through the hub, nothing else.
 
-Started by the hub (spawner.shared_board) as a step inside the owner's running session job,
-so it runs as the owner and ends with the session. It serves one thing: the TensorBoard of one
+Started by the hub (gpuportal_spawner.board_spawner) as a step inside the owner's running session
+job, so it runs as the owner and ends with the session. It serves one thing: the TensorBoard of one
 folder, at the named server's prefix (/user/alice/tb-runs/). Every request is checked with the
 hub (OAuth, JupyterHub's own HubOAuth): only those holding access to this named server, the
 owner and the members of the group it is shared with (JupyterHub shares), get through; anyone
 else gets the hub's 403. There is no Jupyter server here, so no terminal, no files and no
 kernels to reach: the owner's JupyterLab is another server, behind another scope.
 
-    python -m gpuportal_session.shared_board --logdir DIR --token-file FILE
+    python -m gpuportal_session.board_server --logdir DIR --token-file FILE
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ An open browser tab keeps JupyterLab "active" for the hub, so activity alone can
 four GPUs have done nothing for hours. Every GPUPORTAL_GPU_SAMPLE_SECONDS (60) this reads
 `nvidia-smi` for the GPUs Slurm gave the job (CUDA_VISIBLE_DEVICES) and posts the reading to
 the hub (POST /hub/gpuportal/gpu-activity, with the server's own token). The hub culls a session
-whose GPUs sat idle for its profile's limit (core.culling).
+whose GPUs sat idle for its profile's limit (gpuportal_core.culling).
 
 Where there is no reading (no nvidia-smi, no GPU given, a driver error), the report says so in
 words ("not measured: ...") and the GPU rule does not apply: a session is never culled on a

@@ -1,5 +1,5 @@
-"""The session's side of internal TLS (spawner.session_tls): its certificate, for calling the
-hub's API and for serving, read from the paths the hub put in the job's environment.
+"""The session's side of internal TLS (gpuportal_spawner.session_tls): its certificate, for calling
+the hub's API and for serving, read from the paths the hub put in the job's environment.
 
 JupyterHub's `jupyterhub.utils.make_ssl_context` builds the same contexts, but importing that
 module costs the launcher about 0.6 s of every spawn; these are the few lines it needs.

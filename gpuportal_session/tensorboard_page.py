@@ -33,7 +33,8 @@ from gpuportal_session.tensorboard_private import instances, runtime_dir
 
 def _templates_dir() -> Path:
     """The shipped templates (package gpuportal_templates), or the checkout's. Found here, not
-    through core.resources: the session side imports nothing of the hub's or the portal's."""
+    through gpuportal_core.resources: the session side imports nothing of the hub's or the
+    portal's."""
     spec = importlib.util.find_spec("gpuportal_templates")
     for location in (spec.submodule_search_locations or []) if spec else []:
         if Path(location).is_dir():

@@ -1,4 +1,5 @@
-"""`python -m portal`: what the hub runs as the managed service (through core.hub_service)."""
+"""`python -m gpuportal_portal`: what the hub runs as the managed service (through
+gpuportal_core.hub_service)."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ from urllib.parse import urlparse
 
 import uvicorn
 
-from portal.app import create_app
-from portal.settings import PortalSettings
+from gpuportal_portal.app import create_app
+from gpuportal_portal.settings import PortalSettings
 
 
 def main() -> None:

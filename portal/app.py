@@ -14,20 +14,20 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
-from core.resources import TEMPLATES_DIR
-from core.slurm import SlurmClient, SlurmUnavailable
-from core.slurm_time import cluster_offset_minutes
-from portal import audit_stream, crud, db
-from portal.cluster import ClusterUnavailable, PartitionCatalog
-from portal.crud import SlugTaken, VersionConflict
-from portal.deps import LoginRequired, PageForbidden
-from portal.headers import add_api_docs, add_security_headers
-from portal.identity import STATE_COOKIE_NAME, HubIdentity
-from portal.job_service import IdempotencyMismatch, JobRejected, SubmissionUncertain
-from portal.job_watcher import JobWatcher
-from portal.models import Profile
-from portal.profile_service import RuleViolation
-from portal.routers import (
+from gpuportal_core.resources import TEMPLATES_DIR
+from gpuportal_core.slurm import SlurmClient, SlurmUnavailable
+from gpuportal_core.slurm_time import cluster_offset_minutes
+from gpuportal_portal import audit_stream, crud, db
+from gpuportal_portal.cluster import ClusterUnavailable, PartitionCatalog
+from gpuportal_portal.crud import SlugTaken, VersionConflict
+from gpuportal_portal.deps import LoginRequired, PageForbidden
+from gpuportal_portal.headers import add_api_docs, add_security_headers
+from gpuportal_portal.identity import STATE_COOKIE_NAME, HubIdentity
+from gpuportal_portal.job_service import IdempotencyMismatch, JobRejected, SubmissionUncertain
+from gpuportal_portal.job_watcher import JobWatcher
+from gpuportal_portal.models import Profile
+from gpuportal_portal.profile_service import RuleViolation
+from gpuportal_portal.routers import (
     admin_pages,
     audit_api,
     environment_pages,
@@ -38,9 +38,9 @@ from portal.routers import (
     oauth,
     profiles_api,
 )
-from portal.schemas import EnvironmentCreate
-from portal.session_history import scan_forever
-from portal.settings import PortalSettings
+from gpuportal_portal.schemas import EnvironmentCreate
+from gpuportal_portal.session_history import scan_forever
+from gpuportal_portal.settings import PortalSettings
 
 log = logging.getLogger(__name__)
 

@@ -1,4 +1,5 @@
-"""The portal's audit stream (core.audit): audit-portal.jsonl, beside the hub's audit-hub.jsonl.
+"""The portal's audit stream (gpuportal_core.audit): audit-portal.jsonl, beside the hub's
+audit-hub.jsonl.
 
 Profile and environment edits are written once their transaction commits (a save refused by a
 version conflict leaves no line); job submissions and cancels as they happen.
@@ -12,7 +13,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from core.audit import AuditStream
+from gpuportal_core.audit import AuditStream
 
 _stream = AuditStream("portal")
 audit = _stream.write

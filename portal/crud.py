@@ -9,7 +9,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
-from core.profiles import (
+from gpuportal_core.profiles import (
     CULL_LIMITS,
     DEFAULT_CORES_PER_GPU,
     DEFAULT_CULL_LIMITS,
@@ -19,10 +19,10 @@ from core.profiles import (
     ResourceProfile,
     default_profile_config,
 )
-from core.slurm_time import format_runtime, parse_runtime
-from portal.audit_stream import audit_on_commit
-from portal.models import AuditRecord, Environment, Profile, utcnow
-from portal.schemas import EnvironmentPublic, ProfilePublic
+from gpuportal_core.slurm_time import format_runtime, parse_runtime
+from gpuportal_portal.audit_stream import audit_on_commit
+from gpuportal_portal.models import AuditRecord, Environment, Profile, utcnow
+from gpuportal_portal.schemas import EnvironmentPublic, ProfilePublic
 
 # Fields an admin edits; runtimes travel as HH:MM:SS and are stored in seconds.
 EDITABLE = (

@@ -11,12 +11,12 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
-from core.partitions import Partition
-from core.slurm import SlurmClient
-from portal.cluster import ClusterUnavailable, PartitionCatalog
-from portal.identity import COOKIE_NAME, Caller, HubIdentity, MissingScope
-from portal.job_watcher import JobWatcher
-from portal.settings import PortalSettings
+from gpuportal_core.partitions import Partition
+from gpuportal_core.slurm import SlurmClient
+from gpuportal_portal.cluster import ClusterUnavailable, PartitionCatalog
+from gpuportal_portal.identity import COOKIE_NAME, Caller, HubIdentity, MissingScope
+from gpuportal_portal.job_watcher import JobWatcher
+from gpuportal_portal.settings import PortalSettings
 
 
 class LoginRequired(Exception):

@@ -6,12 +6,12 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from core.environments import EnvironmentSpecError, check_environment_fields
-from portal import crud
-from portal.models import Environment
-from portal.profile_rules import Problem
-from portal.profile_service import RuleViolation
-from portal.schemas import EnvironmentCreate, EnvironmentUpdate
+from gpuportal_core.environments import EnvironmentSpecError, check_environment_fields
+from gpuportal_portal import crud
+from gpuportal_portal.models import Environment
+from gpuportal_portal.profile_rules import Problem
+from gpuportal_portal.profile_service import RuleViolation
+from gpuportal_portal.schemas import EnvironmentCreate, EnvironmentUpdate
 
 
 def check_environment(session: Session, values: dict[str, Any]) -> list[Problem]:

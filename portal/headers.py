@@ -14,8 +14,8 @@ from fastapi import FastAPI, Request, Response
 from fastapi.responses import HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
-from portal import pages
-from portal.deps import PageCaller
+from gpuportal_portal import pages
+from gpuportal_portal.deps import PageCaller
 
 # Inline scripts and styles stay allowed: the pages carry small ones of their own.
 CONTENT_POLICY = "; ".join(

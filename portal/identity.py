@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from jupyterhub.services.auth import HubOAuth, check_scopes
 
-from portal.settings import PortalSettings
+from gpuportal_portal.settings import PortalSettings
 
 COOKIE_NAME = "gpuportal-token"
 STATE_COOKIE_NAME = "gpuportal-oauth-state"

@@ -1,4 +1,4 @@
-"""What the jobs API takes and gives. Values are checked again by core.batch."""
+"""What the jobs API takes and gives. Values are checked again by gpuportal_core.batch."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from portal.schemas import Runtime, UtcDateTime
+from gpuportal_portal.schemas import Runtime, UtcDateTime
 
 Launcher = Literal["torchrun", "deepspeed", "horovod", "mpi", "srun"]
 

@@ -21,27 +21,33 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from core.batch import BatchJob, BatchJobError, Container, render_batch_script, split_command
-from core.environments import EnvironmentSpecError, SoftwareEnvironment
-from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
-from core.slurm_time import format_runtime, parse_runtime, slurm_time_with_zone
-from core.states import job_state
-from core.tags import batch_tag
-from core.words import count
-from portal.audit_stream import audit
-from portal.cluster import PartitionCatalog
-from portal.job_schemas import JobCreate
-from portal.metrics import JOB_SUBMISSIONS
-from portal.models import JobRecord, utcnow
-from portal.profile_rules import Problem
-from portal.profile_service import RuleViolation
-from portal.settings import PortalSettings
+from gpuportal_core.batch import (
+    BatchJob,
+    BatchJobError,
+    Container,
+    render_batch_script,
+    split_command,
+)
+from gpuportal_core.environments import EnvironmentSpecError, SoftwareEnvironment
+from gpuportal_core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from gpuportal_core.slurm_time import format_runtime, parse_runtime, slurm_time_with_zone
+from gpuportal_core.states import job_state
+from gpuportal_core.tags import batch_tag
+from gpuportal_core.words import count
+from gpuportal_portal.audit_stream import audit
+from gpuportal_portal.cluster import PartitionCatalog
+from gpuportal_portal.job_schemas import JobCreate
+from gpuportal_portal.metrics import JOB_SUBMISSIONS
+from gpuportal_portal.models import JobRecord, utcnow
+from gpuportal_portal.profile_rules import Problem
+from gpuportal_portal.profile_service import RuleViolation
+from gpuportal_portal.settings import PortalSettings
 
 log = logging.getLogger(__name__)
 
 
 def settled(state: str) -> bool:
-    """Nothing will change any more (core.states): the record need not be asked again.
+    """Nothing will change any more (gpuportal_core.states): the record need not be asked again.
 
     NODE_FAIL and PREEMPTED are not settled: Slurm requeues such jobs by default, so their
     records keep being refreshed and can still be cancelled.

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 import anyio.from_thread
 from sqlalchemy.orm import Session
 
-from core.jobs import JobDetail, JobInfo, array_summary
-from core.slurm import SlurmClient, SlurmError
-from core.slurm_time import time_limit_hms, time_or_blank
-from core.states import Phase, phase_of
-from portal.job_service import aware_utc, mark_submitted, record_tag, settled
-from portal.models import JobRecord, utcnow
-from portal.settings import PortalSettings
+from gpuportal_core.jobs import JobDetail, JobInfo, array_summary
+from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
+from gpuportal_core.states import Phase, phase_of
+from gpuportal_portal.job_service import aware_utc, mark_submitted, record_tag, settled
+from gpuportal_portal.models import JobRecord, utcnow
+from gpuportal_portal.settings import PortalSettings
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ def is_array(record: JobRecord) -> bool:
 
 def apply_array(record: JobRecord, details: list[JobDetail]) -> None:
     """Copy what Slurm says of an array's tasks onto its record: each task's state, and one
-    state for the whole (core.jobs.array_summary)."""
+    state for the whole (gpuportal_core.jobs.array_summary)."""
     if not details:
         apply_detail(record, None)
         return

@@ -1,4 +1,4 @@
-"""The portal's figures, served at /services/portal/metrics (portal.routers.metrics_api).
+"""The portal's figures, served at /services/portal/metrics (gpuportal_portal.routers.metrics_api).
 
 gpuportal_portal_slurm_calls_total{command, outcome}   Slurm commands the portal ran
 gpuportal_portal_slurm_call_seconds{command}           how long they took
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter
 
-from core.slurm_metrics import count_slurm_calls
+from gpuportal_core.slurm_metrics import count_slurm_calls
 
 SLURM_CALLS, SLURM_SECONDS = count_slurm_calls("gpuportal_portal", "portal")
 JOB_SUBMISSIONS = Counter(

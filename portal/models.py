@@ -40,7 +40,7 @@ class Profile(Base):
     groups: Mapped[list[str]] = mapped_column(default=list)
     enabled: Mapped[bool] = mapped_column(default=True)
     position: Mapped[int] = mapped_column(default=0)
-    # Culling limits in seconds, 0 for never (core.culling).
+    # Culling limits in seconds, 0 for never (gpuportal_core.culling).
     idle_limit: Mapped[int] = mapped_column(Integer, default=0)
     gpu_idle_limit: Mapped[int] = mapped_column(Integer, default=0)
     queue_limit: Mapped[int] = mapped_column(Integer, default=0)
@@ -126,7 +126,7 @@ class JobRecord(Base):
 
 class RemovedSession(Base):
     """A session record its user removed while Slurm still listed the ended job: the session
-    scan (portal.session_history) must not record it again. Kept a week, long past Slurm's
+    scan (gpuportal_portal.session_history) must not record it again. Kept a week, long past Slurm's
     MinJobAge."""
 
     __tablename__ = "removed_sessions"

@@ -12,10 +12,10 @@ from fastapi.templating import Jinja2Templates
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from core.profiles import EXTRA_SBATCH_OPTIONS
-from portal.cluster import ClusterUnavailable
-from portal.identity import COOKIE_NAME, HubIdentity
-from portal.profile_service import RuleViolation
+from gpuportal_core.profiles import EXTRA_SBATCH_OPTIONS
+from gpuportal_portal.cluster import ClusterUnavailable
+from gpuportal_portal.identity import COOKIE_NAME, HubIdentity
+from gpuportal_portal.profile_service import RuleViolation
 
 # Which navigation entry each page lights up (templates/shared/nav_items.html).
 NAV_ENTRY = {

@@ -1,6 +1,6 @@
 """Rules on a whole profile: across fields, and against the cluster's partitions.
 
-Field-by-field checks happen in portal.schemas as the request comes in; these run on the
+Field-by-field checks happen in gpuportal_portal.schemas as the request comes in; these run on the
 profile as it would be saved (stored values merged with the changes).
 """
 
@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.partitions import Partition
-from core.slurm_time import format_runtime, parse_runtime
-from core.words import count
+from gpuportal_core.partitions import Partition
+from gpuportal_core.slurm_time import format_runtime, parse_runtime
+from gpuportal_core.words import count
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from sqlalchemy.orm import Session
 
-from core.partitions import Partition
-from portal import crud
-from portal.cluster import ClusterUnavailable
-from portal.models import Profile
-from portal.profile_rules import Problem, check_profile
-from portal.schemas import ProfileCreate, ProfileUpdate
+from gpuportal_core.partitions import Partition
+from gpuportal_portal import crud
+from gpuportal_portal.cluster import ClusterUnavailable
+from gpuportal_portal.models import Profile
+from gpuportal_portal.profile_rules import Problem, check_profile
+from gpuportal_portal.schemas import ProfileCreate, ProfileUpdate
 
 
 class RuleViolation(Exception):
@@ -25,7 +25,8 @@ class RuleViolation(Exception):
         self.problems = problems
 
 
-# The cluster's partitions as a request's dependency found them (portal.deps.PartitionsDep), or
+# The cluster's partitions as a request's dependency found them
+# (gpuportal_portal.deps.PartitionsDep), or
 # why Slurm could not say: raised only when a profile is checked against them.
 Partitions = dict[str, Partition] | ClusterUnavailable
 

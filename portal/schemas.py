@@ -1,6 +1,6 @@
 """What the profile API takes and gives: each field checked where it comes in, named in errors.
 
-Rules that need more than one field, or the cluster, live in portal.profile_rules.
+Rules that need more than one field, or the cluster, live in gpuportal_portal.profile_rules.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from core.profiles import (
+from gpuportal_core.profiles import (
     DEFAULT_CORES_PER_GPU,
     DEFAULT_MEM_PER_GPU_GB,
     GROUP_RE,
@@ -19,7 +19,7 @@ from core.profiles import (
     ProfileError,
     check_sbatch_option,
 )
-from core.slurm_time import RuntimeFormatError, parse_runtime
+from gpuportal_core.slurm_time import RuntimeFormatError, parse_runtime
 
 
 def _with_zone(moment: datetime) -> datetime:

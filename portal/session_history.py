@@ -1,7 +1,7 @@
 """Users' notebook sessions in their job history, kept after Slurm forgets them.
 
-The hub tags every session's job (core.tags: gpuportal:session:HUB:USER:SERVER). The portal
-looks for such jobs in squeue every `session_scan_seconds` and keeps a record of each, beside
+The hub tags every session's job (gpuportal_core.tags: gpuportal:session:HUB:USER:SERVER). The
+portal looks for such jobs in squeue every `session_scan_seconds` and keeps a record of each, beside
 the user's batch jobs: the job watcher then follows it like any job. Nothing is asked of the
 hub, and a session the portal did not see start is still recorded while Slurm lists it.
 """
@@ -15,15 +15,15 @@ from datetime import timedelta
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
-from core.jobs import JobInfo
-from core.slurm import SlurmClient, SlurmError
-from core.slurm_time import time_limit_hms, time_or_blank
-from core.states import Phase
-from core.tags import SessionTag, parse_tag
-from portal.db import Database
-from portal.job_service import settled
-from portal.job_watcher import apply_detail
-from portal.models import JobRecord, RemovedSession, utcnow
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
+from gpuportal_core.states import Phase
+from gpuportal_core.tags import SessionTag, parse_tag
+from gpuportal_portal.db import Database
+from gpuportal_portal.job_service import settled
+from gpuportal_portal.job_watcher import apply_detail
+from gpuportal_portal.models import JobRecord, RemovedSession, utcnow
 
 log = logging.getLogger(__name__)
 

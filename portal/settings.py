@@ -6,8 +6,8 @@ from typing import Any
 
 from pydantic import Field
 
-from core.profiles import DEFAULT_CORES_PER_GPU, DEFAULT_MEM_PER_GPU_GB
-from core.settings import ClusterSettings
+from gpuportal_core.profiles import DEFAULT_CORES_PER_GPU, DEFAULT_MEM_PER_GPU_GB
+from gpuportal_core.settings import ClusterSettings
 
 
 class PortalSettings(ClusterSettings):

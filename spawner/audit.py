@@ -1,6 +1,6 @@
-"""The hub's audit stream (core.audit): audit-hub.jsonl in the folder the config names.
+"""The hub's audit stream (gpuportal_core.audit): audit-hub.jsonl in the folder the config names.
 
-spawner.audit.configure(state / "audit")   # in jupyterhub_config.py
+gpuportal_spawner.audit.configure(state / "audit")   # in jupyterhub_config.py
 
 The spawner's own `stop` record says why a job ended but not who asked: the hub's stop reaches
 it with no requester. So the hub's request log (its tornado log_function) also writes a
@@ -16,7 +16,7 @@ from urllib.parse import unquote
 
 from jupyterhub.log import log_request
 
-from core.audit import AuditStream
+from gpuportal_core.audit import AuditStream
 
 _stream = AuditStream("hub")
 configure = _stream.configure

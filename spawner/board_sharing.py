@@ -1,7 +1,7 @@
 """Sharing a TensorBoard with a hub group: GET/POST /hub/gpuportal/tensorboards.
 
 POST {"folder": "/home/alice/runs", "group": "ds"} starts a named server tb-runs that runs only
-TensorBoard on that folder (spawner.shared_board) and shares it with the group through
+TensorBoard on that folder (gpuportal_spawner.board_spawner) and shares it with the group through
 JupyterHub's shares (orm.Share: access to that one server, nothing else of the owner's). The
 owner stops and removes it like any named server (REST DELETE with remove=true); the shares go
 with it. GET lists the user's shared boards and the groups they may share with.
@@ -17,9 +17,9 @@ from jupyterhub import orm
 from jupyterhub.utils import url_path_join
 from tornado import web
 
-from spawner.audit import audit
-from spawner.json_handler import JsonHandler
-from spawner.shared_board import BOARD_PREFIX, check_folder, hosting_session, is_board
+from gpuportal_spawner.audit import audit
+from gpuportal_spawner.board_spawner import BOARD_PREFIX, check_folder, hosting_session, is_board
+from gpuportal_spawner.json_handler import JsonHandler
 
 BOARDS_PATH = "gpuportal/tensorboards"
 

@@ -3,8 +3,8 @@
 It runs as a job step inside the owner's running session job (srun --jobid=J --overlap), so it
 runs as the owner, on the session's node, within the session's allocation, and it ends when the
 session ends (Slurm ends a job's steps with it) or when the owner stops it. In the step,
-gpuportal_session.shared_board serves that one TensorBoard behind the hub's OAuth: the owner and
-those the server is shared with (JupyterHub shares, spawner.shared_boards) get in.
+gpuportal_session.board_server serves that one TensorBoard behind the hub's OAuth: the owner and
+those the server is shared with (JupyterHub shares, gpuportal_spawner.board_sharing) get in.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from typing import Any
 from jupyterhub.spawner import Spawner
 from traitlets import List, Unicode
 
-from core.sbatch import PATH_RE, TOKEN_VARS
-from core.slurm import SlurmError
-from spawner import session_tls
-from spawner.errors import spawn_error
-from spawner.job_files import JobFiles
-from spawner.slurm_spawner import GpuSlurmSpawner
+from gpuportal_core.sbatch import PATH_RE, TOKEN_VARS
+from gpuportal_core.slurm import SlurmError
+from gpuportal_spawner import session_tls
+from gpuportal_spawner.errors import spawn_error
+from gpuportal_spawner.job_files import JobFiles
+from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 
 BOARD_PREFIX = "tb-"
 START_TIMEOUT_S = 90
@@ -79,7 +79,7 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
         child = getattr(wrapper, "child_spawner", None)
         return child if isinstance(child, GpuSlurmSpawner) and child.job_id else None
 
-    # Internal TLS (spawner.session_tls): the board listens on its session's node, so its
+    # Internal TLS (gpuportal_spawner.session_tls): the board listens on its session's node, so its
     # certificate names that node alone.
     async def create_certs(self) -> dict[str, str]:
         wrapper = hosting_session(self.user)
@@ -130,7 +130,7 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
             f"--output={log_dir}/{self.board_name}-%j.%s.log",
             python,
             "-m",
-            "gpuportal_session.shared_board",
+            "gpuportal_session.board_server",
             "--logdir",
             self.logdir,
             "--token-file",

@@ -14,13 +14,13 @@ from typing import Any, ClassVar
 
 from tornado import web
 
-from core.accounting import Associations, GroupUse
-from core.capacity import describe_start, estimate_start, free_gpus
-from core.cluster_snapshot import ClusterSnapshot, Snapshot
-from core.profiles import ResourceProfile
-from core.slurm import SlurmClient, SlurmError
-from spawner.json_handler import JsonHandler
-from spawner.metrics import record_capacity
+from gpuportal_core.accounting import Associations, GroupUse
+from gpuportal_core.capacity import describe_start, estimate_start, free_gpus
+from gpuportal_core.cluster_snapshot import ClusterSnapshot, Snapshot
+from gpuportal_core.profiles import ResourceProfile
+from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_spawner.json_handler import JsonHandler
+from gpuportal_spawner.metrics import record_capacity
 
 CAPACITY_PATH = "gpuportal/capacity"
 log = logging.getLogger(__name__)

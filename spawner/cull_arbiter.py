@@ -1,8 +1,8 @@
 """jupyterhub-idle-culler's arbiter: ask the hub whether a server is due under its profile.
 
 Loaded by the culler service through deploy/idle_culler_config.py. The culler computes how long
-a server has been inactive, as always; this hook sends that to the hub (spawner.culling), which
-answers from the session's profile limits and its GPU readings, and marks the session so that
+a server has been inactive, as always; this hook sends that to the hub (gpuportal_spawner.culling),
+which answers from the session's profile limits and its GPU readings, and marks the session so that
 its stop says why. On any failure to ask, the answer is "keep": a glitch never stops a session.
 """
 

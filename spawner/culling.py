@@ -3,10 +3,11 @@
 POST /hub/gpuportal/gpu-activity   a session's GPU reading (gpuportal_session.gpu_activity),
                                    with the server's own token (users:activity for its user)
 POST /hub/gpuportal/cull-check     jupyterhub-idle-culler, before it stops a server
-                                   (spawner.cull_arbiter): {"user", "server", "inactive"}
+                                   (gpuportal_spawner.cull_arbiter): {"user", "server", "inactive"}
 
 The culler stays the one that stops servers (its DELETE goes through the hub as an admin's
-would); it only asks here whether this server is due under its profile's limits (core.culling)
+would); it only asks here whether this server is due under its profile's limits
+(gpuportal_core.culling)
 and which rule it is. The answer marks the session, so that its stop says why on the home page,
 in the audit stream and in the culls metric.
 """
@@ -17,9 +18,9 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-from core.culling import CullPlan, GpuReportError, GpuUse, plan, warning
-from spawner.json_handler import JsonHandler
-from spawner.slurm_spawner import GpuSlurmSpawner
+from gpuportal_core.culling import CullPlan, GpuReportError, GpuUse, plan, warning
+from gpuportal_spawner.json_handler import JsonHandler
+from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 
 GPU_ACTIVITY_PATH = "gpuportal/gpu-activity"
 CULL_CHECK_PATH = "gpuportal/cull-check"

@@ -14,7 +14,7 @@ def spawn_error(
 
     JupyterHub shows `jupyterhub_message` when set, else the exception's repr
     ("400 SpawnException(reason=...): ..."), which is noise to a user. field: the form field
-    at fault, if one is (see core.request.InvalidRequest).
+    at fault, if one is (see gpuportal_core.request.InvalidRequest).
     """
     error = SpawnException(message, reason=reason, status_code=status_code)
     error.jupyterhub_message = message  # type: ignore[attr-defined]

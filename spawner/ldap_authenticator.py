@@ -14,11 +14,16 @@ from jupyterhub.handlers.login import LogoutHandler
 from tornado import web
 from traitlets import Bool, Float, Integer, Set, Unicode
 
-from core.directory import DirectorySettings, DirectoryUnavailable, authenticate, lookup_user
-from core.sbatch import USERNAME_RE
-from core.throttle import LoginThrottle
-from spawner.audit import audit
-from spawner.metrics import LOGIN_FAILURES
+from gpuportal_core.directory import (
+    DirectorySettings,
+    DirectoryUnavailable,
+    authenticate,
+    lookup_user,
+)
+from gpuportal_core.sbatch import USERNAME_RE
+from gpuportal_core.throttle import LoginThrottle
+from gpuportal_spawner.audit import audit
+from gpuportal_spawner.metrics import LOGIN_FAILURES
 
 
 class AuditedLogout(LogoutHandler):  # type: ignore[misc]

@@ -19,12 +19,12 @@ from typing import Any
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
-from core.environments import (
+from gpuportal_core.environments import (
     EnvironmentSpecError,
     SoftwareEnvironment,
     environment_from_record,
 )
-from core.profiles import ProfileError, ResourceProfile, profile_from_record
+from gpuportal_core.profiles import ProfileError, ResourceProfile, profile_from_record
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,10 @@ from sqlalchemy.orm import object_session
 from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
 from wrapspawner import ProfilesSpawner, WrapSpawner
 
-from core.accounting import group_use
-from core.culling import CullLimits
-from core.lifecycle import Stage
-from core.profiles import (
+from gpuportal_core.accounting import group_use
+from gpuportal_core.culling import CullLimits
+from gpuportal_core.lifecycle import Stage
+from gpuportal_core.profiles import (
     DEFAULT_CORES_PER_GPU,
     DEFAULT_MEM_PER_GPU_GB,
     ProfileError,
@@ -22,19 +22,19 @@ from core.profiles import (
     load_profiles,
     visible_profiles,
 )
-from core.request import (
+from gpuportal_core.request import (
     InvalidRequest,
     SpawnRequest,
     options_from_form_data,
     parse_user_options,
 )
-from spawner.capacity import GroupLimits, Snapshots, capacity_view
-from spawner.errors import spawn_error
-from spawner.named_sessions import check_running_limit
-from spawner.profile_source import Offer, ProfileSource
-from spawner.shared_board import SharedBoardSpawner, check_folder, is_board
-from spawner.slurm_spawner import GpuSlurmSpawner
-from spawner.spawn_form import ReturnedForm, render_form, returned_forms
+from gpuportal_spawner.board_spawner import SharedBoardSpawner, check_folder, is_board
+from gpuportal_spawner.capacity import GroupLimits, Snapshots, capacity_view
+from gpuportal_spawner.errors import spawn_error
+from gpuportal_spawner.named_sessions import check_running_limit
+from gpuportal_spawner.profile_source import Offer, ProfileSource
+from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
+from gpuportal_spawner.spawn_form import ReturnedForm, render_form, returned_forms
 
 # The resume service adds this key to the stored options when it starts a server again after
 # a hub restart: take over that job (never submit one). Never stored.
@@ -64,7 +64,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
         GpuSlurmSpawner,
         klass="jupyterhub.spawner.Spawner",
         config=True,
-        help="Spawner class each profile runs with, e.g. spawner.slurm_spawner.GpuSlurmSpawner.",
+        help="Spawner class each profile runs with, e.g. "
+        "gpuportal_spawner.slurm_spawner.GpuSlurmSpawner.",
     )
     portal_url = Unicode(
         "",
@@ -137,7 +138,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
         return Offer(profiles, environments)
 
     async def capacity(self, profiles: list[ResourceProfile] | None = None) -> dict[str, Any]:
-        """Free GPUs, and whether each of this user's profiles starts now (spawner.capacity).
+        """Free GPUs, and whether each of this user's profiles starts now
+        (gpuportal_spawner.capacity).
 
         profiles: the offer's, when the caller already has them (the form does).
         """
@@ -225,7 +227,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
         # the raw options; they are replaced by checked ones (or the last good ones) here.
         options = dict(self.user_options or {})
         if is_board(self.name):
-            # A shared TensorBoard (spawner.shared_board): a folder, no profile.
+            # A shared TensorBoard (gpuportal_spawner.board_spawner): a folder, no profile.
             try:
                 folder = check_folder(str(options.get("tensorboard", "")))
             except ValueError as error:
@@ -321,7 +323,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
         if isinstance(child, GpuSlurmSpawner) and child.stage in (Stage.SUSPENDED, Stage.REQUEUED):
             return child.note
         if isinstance(child, GpuSlurmSpawner) and child.stage is Stage.READY and child.note:
-            return child.note  # the hub cannot reach its node (core.lifecycle)
+            return child.note  # the hub cannot reach its node (gpuportal_core.lifecycle)
         return "" if self.active else self._last_note
 
     def clear_state(self) -> None:

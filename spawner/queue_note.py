@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.cluster_snapshot import ClusterSnapshot
-from core.jobs import JobInfo, describe_reason
-from core.queue_view import describe_queue, queue_place, queue_progress, span
-from core.request import SpawnRequest
-from core.slurm_time import slurm_datetime
+from gpuportal_core.cluster_snapshot import ClusterSnapshot
+from gpuportal_core.jobs import JobInfo, describe_reason
+from gpuportal_core.queue_view import describe_queue, queue_place, queue_progress, span
+from gpuportal_core.request import SpawnRequest
+from gpuportal_core.slurm_time import slurm_datetime
 
 
 async def queued_note(

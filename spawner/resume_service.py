@@ -2,7 +2,7 @@
 
 JupyterHub re-checks only servers that were ready when it stopped; a spawn still waiting in the
 Slurm queue is let go (the spawner keeps its job and marks the server `resume_job_id`). This
-service asks Slurm once for every live job tagged by this hub (core.tags), asks the hub
+service asks Slurm once for every live job tagged by this hub (gpuportal_core.tags), asks the hub
 about just those servers, and starts again each one that the hub let go, with the key
 `resume_job`: the spawn then takes over that job and never submits another. It needs neither
 the portal nor a list of all users.
@@ -20,15 +20,17 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
-from core.lifecycle import LIVE
-from core.settings import ClusterSettings
-from core.slurm import SlurmClient, SlurmError
-from core.tags import SessionTag, parse_tag
+from gpuportal_core.lifecycle import LIVE
+from gpuportal_core.settings import ClusterSettings
+from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_core.tags import SessionTag, parse_tag
 from gpuportal_session.hub_tls import client_context
 
 log = logging.getLogger("spawner.resume")
 
-RESUME_KEY = "resume_job"  # spawner.profiles_spawner.RESUME_KEY (not imported: no hub imports)
+RESUME_KEY = (
+    "resume_job"  # gpuportal_spawner.profiles_spawner.RESUME_KEY (not imported: no hub imports)
+)
 
 
 class HubAPI:
@@ -117,7 +119,7 @@ def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname).1s %(asctime)s %(name)s] %(message)s"
     )
-    asyncio.run(main_async())  # the hub runs it through core.hub_service
+    asyncio.run(main_async())  # the hub runs it through gpuportal_core.hub_service
 
 
 if __name__ == "__main__":

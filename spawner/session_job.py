@@ -1,7 +1,7 @@
 """A notebook session's Slurm job as the hub sees it: found by its tag, polled, stopped.
 
 The half of the spawner that every server needs after its job exists (poll, stop, state); the
-start and the wait for JupyterLab are in spawner.slurm_spawner.
+start and the wait for JupyterLab are in gpuportal_spawner.slurm_spawner.
 """
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ import contextlib
 import time
 from typing import Any, ClassVar
 
-from core.culling import CullLimits, GpuUse, Reason
-from core.jobs import JobInfo
-from core.lifecycle import QUIET, Do, Event, Seen, Session, Stage, Step, poll_answer
-from core.poller import JobPoller
-from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
-from core.states import Phase
-from core.tags import session_tag
-from spawner.audit import audit
-from spawner.errors import spawn_error
-from spawner.job_files import JobFiles
-from spawner.metrics import CULLS
-from spawner.session_settings import SessionJobSettings
-from spawner.unused_traits import refuse_unused
+from gpuportal_core.culling import CullLimits, GpuUse, Reason
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.lifecycle import QUIET, Do, Event, Seen, Session, Stage, Step, poll_answer
+from gpuportal_core.poller import JobPoller
+from gpuportal_core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from gpuportal_core.states import Phase
+from gpuportal_core.tags import session_tag
+from gpuportal_spawner.audit import audit
+from gpuportal_spawner.errors import spawn_error
+from gpuportal_spawner.job_files import JobFiles
+from gpuportal_spawner.metrics import CULLS
+from gpuportal_spawner.session_settings import SessionJobSettings
+from gpuportal_spawner.unused_traits import refuse_unused
 
 # How long a poll waits for a running JupyterLab to accept a connection before the session is
 # called unreachable (a connect on a healthy network takes well under a millisecond).
@@ -67,14 +67,15 @@ class SessionJob(SessionJobSettings):
         self._info: JobInfo | None = None
         self._queued_since = time.monotonic()  # for "waiting N min so far"
         # The session's stage and what the user is told of it (the spawn-pending page while
-        # it starts, the home page once it is suspended, requeued or ended): core.lifecycle.
+        # it starts, the home page once it is suspended, requeued or ended):
+        # gpuportal_core.lifecycle.
         self.session = Session()
         # Whether a job of this server may exist that it does not know the id of: a spawn that
         # failed before trying sbatch (the scheduler did not answer its ping) made none, and its
         # stop and poll need not ask a silent Slurm (20 s each) for one.
         self.may_have_a_job = True
-        # Culling (core.culling): the profile's limits, the session's last GPU reading, and the
-        # rule the idle culler was told is due (with when), which the next stop reports.
+        # Culling (gpuportal_core.culling): the profile's limits, the session's last GPU reading,
+        # and the rule the idle culler was told is due (with when), which the next stop reports.
         self.cull_limits = CullLimits()
         self.gpu_use: GpuUse | None = None
         self.cull_mark: tuple[Reason, float] | None = None

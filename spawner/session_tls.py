@@ -6,7 +6,8 @@ to `move_certs` to bring it where the server runs. A Slurm job's node is known o
 job runs, so the certificate names every node the job may be placed on (the partition's nodes
 that can hold it), by name and by the address the name resolves to here: the hub and the proxy
 connect by name and check it. The key and certificate reach the job as its token does: a 0600
-file in the user's log folder, written as the user (spawner.job_files); the job's environment
+file in the user's log folder, written as the user (gpuportal_spawner.job_files); the job's
+environment
 holds only their paths (JUPYTERHUB_SSL_KEYFILE, ...), and the hub keeps no copy of the key.
 
 JupyterLab then serves only TLS and accepts only clients whose certificate the hub's CAs signed
@@ -31,7 +32,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
-from spawner.job_files import JobFiles
+from gpuportal_spawner.job_files import JobFiles
 
 NOTEBOOKS_CA = "notebooks-ca"
 # Long enough for a session that waits days in the queue and then runs its time limit; the

@@ -16,24 +16,24 @@ from typing import Any
 
 from tornado import web
 
-from core.environments import SoftwareEnvironment
-from core.jobs import JobInfo
-from core.lifecycle import Stage
-from core.profiles import ResourceProfile, find_profile
-from core.session_clock import (
+from gpuportal_core.environments import SoftwareEnvironment
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.lifecycle import Stage
+from gpuportal_core.profiles import ResourceProfile, find_profile
+from gpuportal_core.session_clock import (
     ExtendRefused,
     SessionClock,
     describe_left,
     extend_steps,
     extended_limit,
 )
-from core.slurm import SlurmError
-from core.slurm_time import describe_runtime, format_runtime, parse_runtime
-from spawner.audit import audit
-from spawner.culling import cull_card
-from spawner.json_handler import JsonHandler
-from spawner.shared_board import is_board
-from spawner.slurm_spawner import GpuSlurmSpawner
+from gpuportal_core.slurm import SlurmError
+from gpuportal_core.slurm_time import describe_runtime, format_runtime, parse_runtime
+from gpuportal_spawner.audit import audit
+from gpuportal_spawner.board_spawner import is_board
+from gpuportal_spawner.culling import cull_card
+from gpuportal_spawner.json_handler import JsonHandler
+from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 
 SESSIONS_PATH = "gpuportal/sessions"
 EXTEND_PATH = "gpuportal/extend"
@@ -48,7 +48,7 @@ def _state(wrapper: Any, child: GpuSlurmSpawner | None) -> tuple[str, str]:
     if wrapper.ready:
         if child is not None and child.stage is Stage.SUSPENDED:
             return "suspended", child.note or "Suspended by the cluster admins"
-        # A note on a ready session: the hub cannot reach its node (core.lifecycle).
+        # A note on a ready session: the hub cannot reach its node (gpuportal_core.lifecycle).
         return "running", (child.note if child is not None and child.note else "Running")
     return "stopped", wrapper.session_note or "Not running"
 
@@ -101,7 +101,7 @@ def session_card(
         "limit": format_runtime(clock.limit) if clock.limit is not None else "",
         "maximum": format_runtime(maximum) if maximum else "",
         "extend": [{"add": format_runtime(s), "label": f"+{describe_runtime(s)}"} for s in steps],
-        # When the idle culler would stop it and why, and what its GPUs do (core.culling).
+        # When the idle culler would stop it and why, and what its GPUs do (gpuportal_core.culling).
         "cull": cull_card(child, wrapper) if child is not None and state == "running" else None,
     }
 

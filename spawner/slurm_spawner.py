@@ -11,29 +11,29 @@ from typing import Any
 from traitlets import Any as AnyTrait
 from traitlets import Unicode
 
-from core.culling import Reason
-from core.jobs import JobInfo
-from core.lifecycle import ADOPTABLE, LIVE, Do, Event, Seen, Stage
-from core.request import SpawnRequest
-from core.sbatch import (
+from gpuportal_core.culling import Reason
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.lifecycle import ADOPTABLE, LIVE, Do, Event, Seen, Stage
+from gpuportal_core.request import SpawnRequest
+from gpuportal_core.sbatch import (
     TOKEN_VARS,
     SingleUserJob,
     render_singleuser_script,
     singleuser_command,
 )
-from core.slurm import SlurmError, SlurmUnavailable
-from core.slurm_time import format_runtime
-from core.states import Phase
-from spawner import (
+from gpuportal_core.slurm import SlurmError, SlurmUnavailable
+from gpuportal_core.slurm_time import format_runtime
+from gpuportal_core.states import Phase
+from gpuportal_spawner import (
     port_handler,  # noqa: F401  (replaces the stock port callback)
     session_tls,  # internal TLS for the job
 )
-from spawner.audit import audit
-from spawner.capacity import Snapshots
-from spawner.errors import spawn_error
-from spawner.metrics import QUEUE_WAIT
-from spawner.queue_note import queued_note
-from spawner.session_job import (
+from gpuportal_spawner.audit import audit
+from gpuportal_spawner.capacity import Snapshots
+from gpuportal_spawner.errors import spawn_error
+from gpuportal_spawner.metrics import QUEUE_WAIT
+from gpuportal_spawner.queue_note import queued_note
+from gpuportal_spawner.session_job import (
     SessionJob,
     lab_answers,
     scheduler_silent,
@@ -62,9 +62,9 @@ class GpuSlurmSpawner(SessionJob):
     Built on batchspawner's SlurmSpawner for its traits and state (`job_id`, `req_*`), but every
     part that talks to Slurm or decides what a job state means is replaced:
 
-    - start/poll/stop carry out core.lifecycle, the one state machine of a session;
-      states mean what core.states says;
-    - Slurm is reached through core.slurm (argv lists, timeouts, process groups), with
+    - start/poll/stop carry out gpuportal_core.lifecycle, the one state machine of a session;
+      states mean what gpuportal_core.states says;
+    - Slurm is reached through gpuportal_core.slurm (argv lists, timeouts, process groups), with
       one shared squeue for all servers (JobPoller), not batchspawner's shell command strings
       (batch_submit_cmd, batch_query_cmd, batch_cancel_cmd, exec_prefix, req_*, batch_script:
       refused at start-up, see _refuse_unused);
@@ -73,7 +73,7 @@ class GpuSlurmSpawner(SessionJob):
       an sbatch that timed out after submitting) instead of submitting a second one;
     - the hub's token goes to the job in a 0600 file, never in the job's environment.
 
-    What follows the start (poll, stop, state, the Slurm boundary) is spawner.session_job.
+    What follows the start (poll, stop, state, the Slurm boundary) is gpuportal_spawner.session_job.
     """
 
     # Set by the profile chooser before start(): the only source of job parameters.
@@ -91,7 +91,8 @@ class GpuSlurmSpawner(SessionJob):
             env["GPUPORTAL_SHARED_DIR"] = self.shared_dir
         return env
 
-    # -- internal TLS (spawner.session_tls) -------------------------------------------------
+    # -- internal TLS (gpuportal_spawner.session_tls)
+    # -------------------------------------------------
 
     async def create_certs(self) -> dict[str, str]:
         return await session_tls.sign(self, await self._nodes_it_may_run_on())

@@ -8,10 +8,10 @@ from typing import Any
 
 import jinja2
 
-from core.profiles import ResourceProfile
-from core.resources import TEMPLATES_DIR
-from core.slurm_time import format_runtime, parse_runtime
-from spawner.capacity import CAPACITY_PATH
+from gpuportal_core.profiles import ResourceProfile
+from gpuportal_core.resources import TEMPLATES_DIR
+from gpuportal_core.slurm_time import format_runtime, parse_runtime
+from gpuportal_spawner.capacity import CAPACITY_PATH
 
 _FORMS = jinja2.Environment(
     loader=jinja2.FileSystemLoader(str(TEMPLATES_DIR / "hub")), autoescape=True

@@ -5,12 +5,12 @@ One golden script per shipped profile, and one per kind of software environment 
 
 from pathlib import Path
 
-from core.batch import LAUNCHERS, BatchJob, Container
-from core.environments import SoftwareEnvironment
-from core.profiles import default_profile_config, load_profiles
-from core.request import parse_user_options
-from core.sbatch import SingleUserJob, singleuser_command
-from core.tags import session_tag
+from gpuportal_core.batch import LAUNCHERS, BatchJob, Container
+from gpuportal_core.environments import SoftwareEnvironment
+from gpuportal_core.profiles import default_profile_config, load_profiles
+from gpuportal_core.request import parse_user_options
+from gpuportal_core.sbatch import SingleUserJob, singleuser_command
+from gpuportal_core.tags import session_tag
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
 PROFILES = load_profiles(default_profile_config())

@@ -1,4 +1,4 @@
-"""Alembic's entry: the URL comes from the caller's config (portal.db.alembic_config) or,
+"""Alembic's entry: the URL comes from the caller's config (gpuportal_portal.db.alembic_config) or,
 for the `alembic` command line with portal/alembic.ini, from PORTAL_DATABASE_URL."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import engine_from_config, pool
 
-from portal.models import Base
-from portal.settings import PortalSettings
+from gpuportal_portal.models import Base
+from gpuportal_portal.settings import PortalSettings
 
 config = context.config
 if not config.get_main_option("sqlalchemy.url"):

@@ -9,13 +9,20 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from core.profiles import DEFAULT_CULL_LIMITS, EXTRA_SBATCH_OPTIONS
-from core.slurm_time import format_runtime
-from portal import crud, pages, profile_service
-from portal.cluster import ClusterUnavailable
-from portal.deps import FormDep, IdentityDep, PageAdmin, PageCaller, PartitionsDep, SessionDep
-from portal.models import Profile
-from portal.schemas import ProfileCreate, ProfileUpdate
+from gpuportal_core.profiles import DEFAULT_CULL_LIMITS, EXTRA_SBATCH_OPTIONS
+from gpuportal_core.slurm_time import format_runtime
+from gpuportal_portal import crud, pages, profile_service
+from gpuportal_portal.cluster import ClusterUnavailable
+from gpuportal_portal.deps import (
+    FormDep,
+    IdentityDep,
+    PageAdmin,
+    PageCaller,
+    PartitionsDep,
+    SessionDep,
+)
+from gpuportal_portal.models import Profile
+from gpuportal_portal.schemas import ProfileCreate, ProfileUpdate
 
 router = APIRouter(include_in_schema=False)
 

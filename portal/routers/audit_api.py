@@ -1,8 +1,8 @@
 """The audit for admins: GET /api/audit/events (REST) and the /admin/audit page, and the
 profile and environment history (GET /api/audit).
 
-Both read the hub's and the portal's JSON-lines files (core.audit), newest first, filtered by
-user, action and time.
+Both read the hub's and the portal's JSON-lines files (gpuportal_core.audit), newest first,
+filtered by user, action and time.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 
-from core.audit import ACTIONS, Filter, read_events
-from portal import crud, pages
-from portal.api_errors import declared
-from portal.deps import ApiAdmin, PageAdmin, SessionDep, SettingsDep
-from portal.schemas import AuditPublic
-from portal.settings import PortalSettings
+from gpuportal_core.audit import ACTIONS, Filter, read_events
+from gpuportal_portal import crud, pages
+from gpuportal_portal.api_errors import declared
+from gpuportal_portal.deps import ApiAdmin, PageAdmin, SessionDep, SettingsDep
+from gpuportal_portal.schemas import AuditPublic
+from gpuportal_portal.settings import PortalSettings
 
 router = APIRouter()
 

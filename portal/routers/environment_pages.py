@@ -9,11 +9,11 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from starlette.datastructures import FormData
 
-from portal import crud, environment_service, pages
-from portal.deps import FormDep, IdentityDep, PageAdmin, SessionDep
-from portal.models import Environment
-from portal.profile_service import RuleViolation
-from portal.schemas import EnvironmentCreate, EnvironmentUpdate
+from gpuportal_portal import crud, environment_service, pages
+from gpuportal_portal.deps import FormDep, IdentityDep, PageAdmin, SessionDep
+from gpuportal_portal.models import Environment
+from gpuportal_portal.profile_service import RuleViolation
+from gpuportal_portal.schemas import EnvironmentCreate, EnvironmentUpdate
 
 router = APIRouter(include_in_schema=False)
 

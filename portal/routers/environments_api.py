@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, status
 
-from portal import crud, environment_service
-from portal.api_errors import declared
-from portal.deps import ApiAdmin, ApiCaller, SessionDep
-from portal.schemas import EnvironmentCreate, EnvironmentPublic, EnvironmentUpdate
+from gpuportal_portal import crud, environment_service
+from gpuportal_portal.api_errors import declared
+from gpuportal_portal.deps import ApiAdmin, ApiCaller, SessionDep
+from gpuportal_portal.schemas import EnvironmentCreate, EnvironmentPublic, EnvironmentUpdate
 
 router = APIRouter(prefix="/api", tags=["environments"], responses=declared(401, 403, 404, 409))
 

@@ -11,12 +11,12 @@ import pwd
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from core.batch import LAUNCHERS
-from core.jobs import PENDING_REASONS
-from core.states import states_for_pages
-from portal import crud, pages
-from portal.deps import PageCaller, SessionDep, SettingsDep
-from portal.models import Environment
+from gpuportal_core.batch import LAUNCHERS
+from gpuportal_core.jobs import PENDING_REASONS
+from gpuportal_core.states import states_for_pages
+from gpuportal_portal import crud, pages
+from gpuportal_portal.deps import PageCaller, SessionDep, SettingsDep
+from gpuportal_portal.models import Environment
 
 router = APIRouter(include_in_schema=False)
 

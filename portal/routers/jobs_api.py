@@ -15,13 +15,13 @@ import anyio.from_thread
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Response, status
 from sqlalchemy import select
 
-from core.jobs import describe_reason
-from core.slurm import SlurmError, SlurmUnavailable
-from core.states import job_state, states_in
-from portal import job_service
-from portal.api_errors import declared
-from portal.audit_stream import audit
-from portal.deps import (
+from gpuportal_core.jobs import describe_reason
+from gpuportal_core.slurm import SlurmError, SlurmUnavailable
+from gpuportal_core.states import job_state, states_in
+from gpuportal_portal import job_service
+from gpuportal_portal.api_errors import declared
+from gpuportal_portal.audit_stream import audit
+from gpuportal_portal.deps import (
     ApiCaller,
     ApiWriter,
     CatalogDep,
@@ -30,10 +30,10 @@ from portal.deps import (
     SlurmDep,
     WatcherDep,
 )
-from portal.identity import Caller
-from portal.job_schemas import JobCreate, JobDetailPublic, JobPublic, ScriptPreview
-from portal.models import JobRecord
-from portal.session_history import SESSION_LAUNCHER, remember_removal
+from gpuportal_portal.identity import Caller
+from gpuportal_portal.job_schemas import JobCreate, JobDetailPublic, JobPublic, ScriptPreview
+from gpuportal_portal.models import JobRecord
+from gpuportal_portal.session_history import SESSION_LAUNCHER, remember_removal
 
 router = APIRouter(prefix="/api", tags=["jobs"], responses=declared(400, 401, 403, 404, 409, 503))
 

@@ -1,4 +1,4 @@
-"""GET /services/portal/metrics: the portal's figures (portal.metrics) in Prometheus' text
+"""GET /services/portal/metrics: the portal's figures (gpuportal_portal.metrics) in Prometheus' text
 format, for a hub admin's token (Prometheus scrapes with one)."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
-from portal import metrics  # noqa: F401  (defines the figures and counts Slurm calls)
-from portal.deps import ApiAdmin
+from gpuportal_portal import metrics  # noqa: F401  (defines the figures and counts Slurm calls)
+from gpuportal_portal.deps import ApiAdmin
 
 router = APIRouter(include_in_schema=False)
 

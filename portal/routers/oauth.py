@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter, HTTPException, Request, status
 from fastapi.responses import RedirectResponse
 
-from portal.deps import IdentityDep
-from portal.identity import COOKIE_NAME, STATE_COOKIE_NAME
+from gpuportal_portal.deps import IdentityDep
+from gpuportal_portal.identity import COOKIE_NAME, STATE_COOKIE_NAME
 
 router = APIRouter(include_in_schema=False)
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, status
 
-from portal import crud, profile_service
-from portal.api_errors import declared
-from portal.deps import ApiAdmin, ApiCaller, PartitionsDep, SessionDep
-from portal.identity import Caller
-from portal.models import Profile
-from portal.schemas import ProfileCreate, ProfileOrder, ProfilePublic, ProfileUpdate
+from gpuportal_portal import crud, profile_service
+from gpuportal_portal.api_errors import declared
+from gpuportal_portal.deps import ApiAdmin, ApiCaller, PartitionsDep, SessionDep
+from gpuportal_portal.identity import Caller
+from gpuportal_portal.models import Profile
+from gpuportal_portal.schemas import ProfileCreate, ProfileOrder, ProfilePublic, ProfileUpdate
 
 router = APIRouter(prefix="/api", tags=["profiles"], responses=declared(401, 403, 404, 409, 503))
 

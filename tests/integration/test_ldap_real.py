@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core.directory import (
+from gpuportal_core.directory import (
     DirectorySettings,
     DirectoryUnavailable,
     InsecureDirectory,

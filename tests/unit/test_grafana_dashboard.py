@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import spawner.metrics
-from portal import metrics as portal_metrics
+import gpuportal_spawner.metrics
+from gpuportal_portal import metrics as portal_metrics
 
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "gpuportal-dashboard.json"
 EXPORTED = {
@@ -58,7 +58,7 @@ def test_every_exported_figure_has_a_panel() -> None:
     assert used == EXPORTED
     # ...and those names are the ones the code defines (a renamed metric fails here).
     assert portal_metrics.JOB_SUBMISSIONS._name == "gpuportal_job_submissions"
-    assert spawner.metrics.QUEUE_WAIT._name == "gpuportal_queue_wait_seconds"
+    assert gpuportal_spawner.metrics.QUEUE_WAIT._name == "gpuportal_queue_wait_seconds"
 
 
 def _schema_check(dashboard: Path) -> subprocess.CompletedProcess[str]:

@@ -16,7 +16,7 @@ from tests.golden_jobs import GOLDEN_CASES, golden_path
 
 REPO = Path(__file__).resolve().parents[2]
 # Modules a software environment must not need to carry.
-FORBIDDEN = {"spawner", "portal", "core", "fastapi", "sqlalchemy", "psycopg", "ldap3",
+FORBIDDEN = {"gpuportal_spawner", "gpuportal_portal", "gpuportal_core", "fastapi", "sqlalchemy", "psycopg", "ldap3",
              "batchspawner", "wrapspawner", "uvicorn", "alembic"}  # fmt: skip
 
 
@@ -37,6 +37,22 @@ def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     return site
+
+
+def test_the_wheel_installs_only_gpuportal_names(installed_wheel: Path) -> None:
+    """One scheme that collides with nothing else in site-packages: portal/ and spawner/
+    install as gpuportal_portal and gpuportal_spawner, templates/ and notebooks/ likewise."""
+    installed = {p.name for p in installed_wheel.iterdir() if not p.name.endswith(".dist-info")}
+    installed.discard("bin")  # the console scripts
+    assert installed == {
+        "gpuportal_core",
+        "gpuportal_spawner",
+        "gpuportal_portal",
+        "gpuportal_session",
+        "gpuportal_cli",
+        "gpuportal_templates",
+        "gpuportal_notebooks",
+    }
 
 
 def _run_isolated(site: Path, code: str, tmp_path: Path) -> str:
@@ -64,12 +80,12 @@ def test_the_wheel_renders_the_golden_scripts_from_its_own_templates(
     shutil.copy(REPO / "tests" / "golden_jobs.py", tmp_path / "golden_jobs.py")
     code = """
 import json
-import core.resources
-from core.sbatch import render_singleuser_script
+import gpuportal_core.resources
+from gpuportal_core.sbatch import render_singleuser_script
 from golden_jobs import GOLDEN_CASES, golden_job
 print(json.dumps({
-    "templates": str(core.resources.TEMPLATES_DIR),
-    "notebooks": sorted(p.name for p in core.resources.NOTEBOOKS_DIR.glob("*.ipynb")),
+    "templates": str(gpuportal_core.resources.TEMPLATES_DIR),
+    "notebooks": sorted(p.name for p in gpuportal_core.resources.NOTEBOOKS_DIR.glob("*.ipynb")),
     "scripts": [render_singleuser_script(golden_job(slug, environment=env))
                 for slug, env in GOLDEN_CASES],
 }))

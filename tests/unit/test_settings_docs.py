@@ -1,13 +1,13 @@
 """The README's table of settings names every PORTAL_* field of the settings models, and no
-Python file reads a PORTAL_* variable by hand (core.settings is the one reader)."""
+Python file reads a PORTAL_* variable by hand (gpuportal_core.settings is the one reader)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from core.settings import ClusterSettings, HubSettings
-from portal.settings import PortalSettings
+from gpuportal_core.settings import ClusterSettings, HubSettings
+from gpuportal_portal.settings import PortalSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,7 +30,7 @@ def test_the_readme_lists_every_setting() -> None:
 
 def test_no_python_file_reads_a_portal_variable_by_hand() -> None:
     by_hand = []
-    for folder in ("core", "spawner", "portal", "deploy", "gpuportal_session"):
+    for folder in ("gpuportal_core", "spawner", "portal", "deploy", "gpuportal_session"):
         for path in (ROOT / folder).rglob("*.py"):
             text = path.read_text()
             if re.search(r"environ(\.get)?\s*[\[(]\s*[\"']PORTAL_", text):

@@ -13,8 +13,8 @@ import psycopg
 import pytest
 from fastapi.testclient import TestClient
 
-from portal.app import create_app
-from portal.settings import PortalSettings
+from gpuportal_portal.app import create_app
+from gpuportal_portal.settings import PortalSettings
 from tests.hubproc import REPO, Hub
 from tests.integration.conftest import _need
 

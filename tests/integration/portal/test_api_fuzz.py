@@ -17,8 +17,8 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, Phase, given, settings
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 
-from portal.app import create_app
-from portal.settings import PortalSettings
+from gpuportal_portal.app import create_app
+from gpuportal_portal.settings import PortalSettings
 from tests.hubproc import Hub
 from tests.integration.conftest import cancel_user_jobs
 

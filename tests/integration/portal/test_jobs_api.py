@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from core.partitions import NodeShape, Partition
-from portal.cluster import PartitionCatalog
+from gpuportal_core.partitions import NodeShape, Partition
+from gpuportal_portal.cluster import PartitionCatalog
 from tests.integration.conftest import cancel_user_jobs, user_jobs
 from tests.integration.jobs import install_job_files
 

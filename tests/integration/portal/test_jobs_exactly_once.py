@@ -9,8 +9,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from fastapi.testclient import TestClient
 
-from portal.app import create_app
-from portal.settings import PortalSettings
+from gpuportal_portal.app import create_app
+from gpuportal_portal.settings import PortalSettings
 from tests.hubproc import Hub
 from tests.integration.conftest import cancel_user_jobs, user_jobs
 from tests.integration.faults.helpers import late_sbatch

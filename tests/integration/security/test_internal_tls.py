@@ -1,4 +1,4 @@
-"""Internal TLS between the login host and the nodes (spawner.session_tls): a session's
+"""Internal TLS between the login host and the nodes (gpuportal_spawner.session_tls): a session's
 JupyterLab serves only TLS, to clients with a certificate of the hub's CAs, with a certificate
 that names its node; the key reaches the job as the token does, and the hub keeps no copy."""
 

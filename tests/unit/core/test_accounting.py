@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.accounting import group_use, parse_associations
-from core.capacity import GpuJob, parse_jobs
+from gpuportal_core.accounting import group_use, parse_associations
+from gpuportal_core.capacity import GpuJob, parse_jobs
 
 SACCTMGR = """\
 root||

@@ -4,7 +4,7 @@ import re
 
 import pytest
 
-from core.batch import BatchJobError, Container, check_user_path, render_batch_script
+from gpuportal_core.batch import BatchJobError, Container, check_user_path, render_batch_script
 from tests.golden_jobs import BATCH_CASES, golden_batch_job, golden_batch_path
 
 

@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from core.batch import BatchJobError, array_size, render_batch_script, split_command
+from gpuportal_core.batch import BatchJobError, array_size, render_batch_script, split_command
 from tests.golden_jobs import golden_batch_job
 
 

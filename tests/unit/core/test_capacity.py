@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from core.capacity import (
+from gpuportal_core.capacity import (
     GpuJob,
     NodeGpus,
     estimate_start,

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 
-from core.capacity import GpuJob, NodeGpus
-from core.cluster_snapshot import ClusterSnapshot
-from core.slurm import SlurmUnavailable
+from gpuportal_core.capacity import GpuJob, NodeGpus
+from gpuportal_core.cluster_snapshot import ClusterSnapshot
+from gpuportal_core.slurm import SlurmUnavailable
 
 NODES = [NodeGpus("gpu01", ("gpu",), 4, 1)]
 

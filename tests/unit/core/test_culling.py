@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.culling import (
+from gpuportal_core.culling import (
     CullLimits,
     GpuReportError,
     GpuUse,
@@ -15,7 +15,7 @@ from core.culling import (
     plan,
     warning,
 )
-from core.profiles import ProfileError, ResourceProfile, profile_from_record
+from gpuportal_core.profiles import ProfileError, ResourceProfile, profile_from_record
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 

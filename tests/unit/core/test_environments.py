@@ -2,10 +2,10 @@ import re
 
 import pytest
 
-from core.environments import EnvironmentSpecError, SoftwareEnvironment
-from core.profiles import ResourceProfile
-from core.request import InvalidRequest, parse_user_options
-from core.sbatch import singleuser_command
+from gpuportal_core.environments import EnvironmentSpecError, SoftwareEnvironment
+from gpuportal_core.profiles import ResourceProfile
+from gpuportal_core.request import InvalidRequest, parse_user_options
+from gpuportal_core.sbatch import singleuser_command
 
 GPU1 = ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1)
 GPU4 = ResourceProfile(slug="gpu-4", title="4 GPUs", gpus=4)

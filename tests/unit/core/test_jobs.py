@@ -1,6 +1,6 @@
 import pytest
 
-from core.jobs import (
+from gpuportal_core.jobs import (
     ParseError,
     Phase,
     parse_sacct,

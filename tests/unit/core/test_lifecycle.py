@@ -2,9 +2,9 @@
 
 import pytest
 
-from core.culling import Reason
-from core.jobs import JobInfo
-from core.lifecycle import Do, Event, Seen, Session, Stage, step
+from gpuportal_core.culling import Reason
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.lifecycle import Do, Event, Seen, Session, Stage, step
 
 
 def job(state: str, reason: str = "None", host: str = "gpu01", limit: str = "8:00:00") -> Seen:

@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from core.partitions import (
+from gpuportal_core.partitions import (
     NodeShape,
     SinfoFormatError,
     gpus_in_gres,
@@ -53,7 +53,7 @@ def test_parse_sinfo_names_the_line_it_cannot_read() -> None:
 
 
 def test_one_fit_rule_for_profiles_and_jobs() -> None:
-    from core.partitions import Partition
+    from gpuportal_core.partitions import Partition
 
     gpu = Partition("gpu", 86400, (NodeShape(gpus=4, cores=32, mem_mb=196608, count=2),))
     fits = gpu.fit(gpus=4, cores_per_gpu=8, mem_per_gpu_gb=48, runtime=3600)

@@ -2,9 +2,9 @@ import asyncio
 
 import pytest
 
-from core.jobs import JobInfo
-from core.poller import JobPoller
-from core.slurm import SlurmUnavailable
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.poller import JobPoller
+from gpuportal_core.slurm import SlurmUnavailable
 
 
 class CountingSlurm:

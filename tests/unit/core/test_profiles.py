@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from core.profiles import (
+from gpuportal_core.profiles import (
     ProfileError,
     ResourceProfile,
     default_profile_config,
@@ -10,7 +10,7 @@ from core.profiles import (
     profile_from_config,
     visible_profiles,
 )
-from core.slurm_time import RuntimeFormatError, format_runtime, parse_runtime
+from gpuportal_core.slurm_time import RuntimeFormatError, format_runtime, parse_runtime
 
 
 def test_runtime_round_trip():

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from core.capacity import GpuJob, NodeGpus
-from core.queue_view import QueuePlace, describe_queue, queue_place, queue_progress
+from gpuportal_core.capacity import GpuJob, NodeGpus
+from gpuportal_core.queue_view import QueuePlace, describe_queue, queue_place, queue_progress
 
 NOW = datetime(2026, 11, 22, 14, 0, 0)
 NODES = [NodeGpus("gpu01", ("gpu",), 4, 4)]

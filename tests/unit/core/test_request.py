@@ -1,7 +1,7 @@
 import pytest
 
-from core.profiles import default_profile_config, load_profiles
-from core.request import InvalidRequest, options_from_form_data, parse_user_options
+from gpuportal_core.profiles import default_profile_config, load_profiles
+from gpuportal_core.request import InvalidRequest, options_from_form_data, parse_user_options
 
 PROFILES = load_profiles(default_profile_config())
 

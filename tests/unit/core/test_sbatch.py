@@ -3,7 +3,7 @@ import os
 
 import pytest
 
-from core.sbatch import ScriptError, SingleUserJob, render_singleuser_script
+from gpuportal_core.sbatch import ScriptError, SingleUserJob, render_singleuser_script
 from tests.golden_jobs import GOLDEN_CASES, golden_job, golden_path
 
 

@@ -1,4 +1,4 @@
-"""A session's clock and how far it may be extended (core.session_clock)."""
+"""A session's clock and how far it may be extended (gpuportal_core.session_clock)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from datetime import datetime
 
 import pytest
 
-from core.jobs import JobInfo
-from core.session_clock import (
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.session_clock import (
     ExtendRefused,
     SessionClock,
     describe_left,

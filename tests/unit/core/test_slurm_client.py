@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from core.slurm import SlurmClient, command_env, run_command
+from gpuportal_core.slurm import SlurmClient, command_env, run_command
 
 SECRET = "PORTAL_DATABASE_URL"
 

@@ -1,10 +1,10 @@
-"""Slurm's times, read and written in one place (core.slurm_time)."""
+"""Slurm's times, read and written in one place (gpuportal_core.slurm_time)."""
 
 from datetime import datetime
 
 import pytest
 
-from core.slurm_time import (
+from gpuportal_core.slurm_time import (
     SlurmTimeError,
     limit_seconds,
     parse_slurm_time,

@@ -2,7 +2,7 @@
 
 import pytest
 
-from core.states import STATES, Phase, job_state, phase_of, states_for_pages
+from gpuportal_core.states import STATES, Phase, job_state, phase_of, states_for_pages
 
 # Every state squeue(1) of Slurm 22.05 lists under JOB STATE CODES.
 SLURM_STATES = [

@@ -1,6 +1,6 @@
 import pytest
 
-from core.tags import BatchTag, SessionTag, batch_tag, parse_tag, session_tag
+from gpuportal_core.tags import BatchTag, SessionTag, batch_tag, parse_tag, session_tag
 
 
 def test_session_tag_round_trips():

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from core.throttle import LoginThrottle
+from gpuportal_core.throttle import LoginThrottle
 
 
 def fail(throttle: LoginThrottle, times: int, user: str = "bob", address: str = "10.0.0.1",

@@ -1,11 +1,12 @@
-"""Shared TensorBoards: their server names and the folder rule (spawner.shared_board[s])."""
+"""Shared TensorBoards: their server names and the folder rule (gpuportal_spawner.board_spawner,
+gpuportal_spawner.board_sharing)."""
 
 from __future__ import annotations
 
 import pytest
 
-from spawner.shared_board import check_folder, is_board
-from spawner.shared_boards import board_name
+from gpuportal_spawner.board_sharing import board_name
+from gpuportal_spawner.board_spawner import check_folder, is_board
 
 
 @pytest.mark.parametrize(

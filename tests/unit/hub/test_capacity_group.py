@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from core.accounting import GroupUse
-from core.capacity import NodeGpus
-from core.cluster_snapshot import Snapshot
-from core.profiles import ResourceProfile
-from spawner.capacity import capacity_view
+from gpuportal_core.accounting import GroupUse
+from gpuportal_core.capacity import NodeGpus
+from gpuportal_core.cluster_snapshot import Snapshot
+from gpuportal_core.profiles import ResourceProfile
+from gpuportal_spawner.capacity import capacity_view
 
 PROFILES = [
     ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1),

@@ -1,4 +1,4 @@
-"""Refused spawns are logged as one line (spawner.errors.RefusalsWithoutTraceback)."""
+"""Refused spawns are logged as one line (gpuportal_spawner.errors.RefusalsWithoutTraceback)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from spawner.errors import RefusalsWithoutTraceback, spawn_error
+from gpuportal_spawner.errors import RefusalsWithoutTraceback, spawn_error
 
 
 def logged(error: Exception, caplog: pytest.LogCaptureFixture) -> logging.LogRecord:

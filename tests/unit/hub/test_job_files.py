@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.slurm import SlurmClient
-from spawner.job_files import JobFiles
+from gpuportal_core.slurm import SlurmClient
+from gpuportal_spawner.job_files import JobFiles
 
 
 def files(hub: str, server: str) -> JobFiles:

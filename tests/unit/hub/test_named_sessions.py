@@ -1,5 +1,5 @@
-"""spawner.named_sessions: the running limit counts named sessions that run or start, never the
-stopped ones, the default one or shared TensorBoards, and says which ones run."""
+"""gpuportal_spawner.named_sessions: the running limit counts named sessions that run or start,
+never the stopped ones, the default one or shared TensorBoards, and says which ones run."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from jupyterhub.spawner import SpawnException
 
-from spawner.named_sessions import KEPT_STOPPED, check_running_limit, kept_limit
+from gpuportal_spawner.named_sessions import KEPT_STOPPED, check_running_limit, kept_limit
 
 
 def user(**servers: bool) -> SimpleNamespace:

@@ -1,11 +1,11 @@
-"""The poll's network probe (spawner.session_job): a refused connection means the node is
+"""The poll's network probe (gpuportal_spawner.session_job): a refused connection means the node is
 there (JupyterLab starting or stopped, which Slurm tells), not that the network is broken."""
 
 from __future__ import annotations
 
 import socket
 
-from spawner.session_job import lab_answers, node_answers
+from gpuportal_spawner.session_job import lab_answers, node_answers
 
 
 def _closed_port() -> int:

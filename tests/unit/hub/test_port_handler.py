@@ -1,7 +1,7 @@
 import pytest
 from jupyterhub.apihandlers import default_handlers
 
-from spawner.port_handler import CALLBACK_PATH, PortCallbackHandler, install, parse_port
+from gpuportal_spawner.port_handler import CALLBACK_PATH, PortCallbackHandler, install, parse_port
 
 
 def test_only_a_port_is_accepted():

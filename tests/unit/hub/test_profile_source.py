@@ -11,8 +11,8 @@ from typing import ClassVar
 
 import pytest
 
-from core.profiles import ResourceProfile
-from spawner.profile_source import ProfileSource
+from gpuportal_core.profiles import ResourceProfile
+from gpuportal_spawner.profile_source import ProfileSource
 
 RECORD = {
     "slug": "gpu-2",

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from traitlets.config import Config
 
-from core.profiles import ResourceProfile
-from spawner.profile_source import Offer
-from spawner.profiles_spawner import GpuProfilesSpawner
+from gpuportal_core.profiles import ResourceProfile
+from gpuportal_spawner.profile_source import Offer
+from gpuportal_spawner.profiles_spawner import GpuProfilesSpawner
 
 PROFILES = [ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1, queue_limit=600)]
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from core.capacity import GpuJob, NodeGpus
-from core.cluster_snapshot import ClusterSnapshot
-from core.jobs import JobInfo
-from core.profiles import ResourceProfile
-from core.request import SpawnRequest
-from spawner.queue_note import queued_note
+from gpuportal_core.capacity import GpuJob, NodeGpus
+from gpuportal_core.cluster_snapshot import ClusterSnapshot
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.profiles import ResourceProfile
+from gpuportal_core.request import SpawnRequest
+from gpuportal_spawner.queue_note import queued_note
 
 JOB = JobInfo("17", "PENDING", "Resources", "", "N/A", "alice")
 REQUEST = SpawnRequest(ResourceProfile(slug="gpu-4", title="4 GPUs", gpus=4), 3600)

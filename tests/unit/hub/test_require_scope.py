@@ -7,7 +7,7 @@ from typing import Any
 
 from jupyterhub.scopes import parse_scopes
 
-from spawner.json_handler import JsonHandler
+from gpuportal_spawner.json_handler import JsonHandler
 
 
 def check(scopes: set[str], scope: str, **target: Any) -> tuple[bool, list[Any]]:

@@ -1,6 +1,6 @@
 """Which servers the resume service starts again: only those the hub let go on that job."""
 
-from spawner.resume_service import RESUME_KEY, server_path, to_resume
+from gpuportal_spawner.resume_service import RESUME_KEY, server_path, to_resume
 
 
 def _server(**fields):

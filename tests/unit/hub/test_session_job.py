@@ -12,12 +12,12 @@ from typing import Any
 import pytest
 from traitlets.config import Config
 
-from core.culling import Reason
-from core.jobs import JobInfo
-from core.lifecycle import Stage
-from core.slurm import SlurmUnavailable
-from spawner import session_job
-from spawner.slurm_spawner import GpuSlurmSpawner
+from gpuportal_core.culling import Reason
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.lifecycle import Stage
+from gpuportal_core.slurm import SlurmUnavailable
+from gpuportal_spawner import session_job
+from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 
 TAG = "gpuportal:session:local:alice:"
 

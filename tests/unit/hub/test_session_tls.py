@@ -1,4 +1,4 @@
-"""spawner.session_tls: a certificate for the nodes a session may run on, handed over into
+"""gpuportal_spawner.session_tls: a certificate for the nodes a session may run on, handed over into
 the user's files (a stand-in for the sudo-writing JobFiles) and never kept by the hub."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from cryptography import x509
 from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
-from spawner import session_tls
+from gpuportal_spawner import session_tls
 
 
 def read(path: str) -> str:

@@ -1,4 +1,4 @@
-"""Who asked for a stop, as the hub's request log sees each request (spawner.audit)."""
+"""Who asked for a stop, as the hub's request log sees each request (gpuportal_spawner.audit)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from spawner.audit import stop_request
+from gpuportal_spawner.audit import stop_request
 
 
 @dataclass

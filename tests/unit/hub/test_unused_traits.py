@@ -1,7 +1,7 @@
 import pytest
 from traitlets.config import Config
 
-from spawner.unused_traits import refuse_unused
+from gpuportal_spawner.unused_traits import refuse_unused
 
 
 def test_a_batchspawner_trait_nobody_reads_is_refused_with_what_to_set():

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from portal.app import create_app
-from portal.identity import HubIdentity
-from portal.settings import PortalSettings
+from gpuportal_portal.app import create_app
+from gpuportal_portal.identity import HubIdentity
+from gpuportal_portal.settings import PortalSettings
 
 API = "/services/portal/api"
 ACCESS = "access:services!service=portal"

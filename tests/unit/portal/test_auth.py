@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from portal.identity import COOKIE_NAME, HubIdentity
+from gpuportal_portal.identity import COOKIE_NAME, HubIdentity
 from tests.unit.portal.conftest import ACCESS, API
 
 

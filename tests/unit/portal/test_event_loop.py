@@ -15,7 +15,7 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 
-from portal.identity import COOKIE_NAME, HubIdentity
+from gpuportal_portal.identity import COOKIE_NAME, HubIdentity
 from tests.unit.portal.conftest import API
 
 SLOW_QUERY_SECONDS = 1.5

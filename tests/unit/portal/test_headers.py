@@ -7,7 +7,7 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
-from portal.identity import COOKIE_NAME, HubIdentity
+from gpuportal_portal.identity import COOKIE_NAME, HubIdentity
 from tests.unit.portal.conftest import API
 
 

@@ -12,12 +12,12 @@ from sqlalchemy import create_engine
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import StaticPool
 
-from core.jobs import JobDetail, JobInfo
-from core.slurm import SlurmClient, SlurmError, SlurmUnavailable
-from portal.job_service import record_tag
-from portal.job_watcher import JobWatcher
-from portal.models import Base, JobRecord
-from portal.settings import PortalSettings
+from gpuportal_core.jobs import JobDetail, JobInfo
+from gpuportal_core.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from gpuportal_portal.job_service import record_tag
+from gpuportal_portal.job_watcher import JobWatcher
+from gpuportal_portal.models import Base, JobRecord
+from gpuportal_portal.settings import PortalSettings
 
 
 def as_client(fake: FakeSlurm) -> SlurmClient:
@@ -162,7 +162,7 @@ async def test_a_submission_still_in_flight_is_left_alone(session: Session) -> N
 
 
 def test_an_extended_sessions_record_takes_slurms_new_time_limit(session: Session) -> None:
-    from portal.job_watcher import apply_detail
+    from gpuportal_portal.job_watcher import apply_detail
 
     def detail(limit: str) -> JobDetail:
         return JobDetail(
@@ -193,7 +193,7 @@ def test_an_extended_sessions_record_takes_slurms_new_time_limit(session: Sessio
 
 
 def test_scontrol_and_sacct_give_the_time_limit() -> None:
-    from core.jobs import parse_sacct, parse_scontrol_job
+    from gpuportal_core.jobs import parse_sacct, parse_scontrol_job
 
     line = "JobId=9 UserId=alice(10001) JobState=RUNNING TimeLimit=08:30:00 NodeList=gpu01\n"
     scontrol = parse_scontrol_job(line)

@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from portal import job_service
+from gpuportal_portal import job_service
 
 
 class Recorder:

@@ -1,7 +1,7 @@
 from typing import Any
 
-from core.partitions import NodeShape, Partition
-from portal.profile_rules import Problem, check_profile
+from gpuportal_core.partitions import NodeShape, Partition
+from gpuportal_portal.profile_rules import Problem, check_profile
 
 PARTITIONS = {
     "gpu": Partition("gpu", 24 * 3600, (NodeShape(4, 32, 200000),)),

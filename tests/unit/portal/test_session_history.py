@@ -1,4 +1,5 @@
-"""Sessions found in squeue by their tag join the job history once each (portal.session_history)."""
+"""Sessions found in squeue by their tag join the job history once each
+(gpuportal_portal.session_history)."""
 
 from __future__ import annotations
 
@@ -9,11 +10,11 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
-from core.jobs import JobDetail, JobInfo
-from core.tags import batch_tag, session_tag
-from portal import db
-from portal.models import JobRecord
-from portal.session_history import (
+from gpuportal_core.jobs import JobDetail, JobInfo
+from gpuportal_core.tags import batch_tag, session_tag
+from gpuportal_portal import db
+from gpuportal_portal.models import JobRecord
+from gpuportal_portal.session_history import (
     SESSION_LAUNCHER,
     record_new_sessions,
     record_sessions,

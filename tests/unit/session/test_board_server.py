@@ -1,4 +1,4 @@
-"""Who gets into a shared TensorBoard (gpuportal_session.shared_board): the owner and others
+"""Who gets into a shared TensorBoard (gpuportal_session.board_server): the owner and others
 holding access to that server by their scopes, and members of the groups it is shared with."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 from jupyterhub.services.auth import HubOAuth, UserNotAllowed
 from tornado import httputil, web
 
-from gpuportal_session.shared_board import BoardHandler
+from gpuportal_session.board_server import BoardHandler
 
 ACCESS = "access:servers!server=alice/tb-runs"
 

@@ -107,7 +107,7 @@ def test_the_client_checks_the_servers_name(tls_server, pki):
 
 
 def test_one_file_may_hold_the_key_and_the_certificate(tls_server, pki, tmp_path: Path):
-    """As the hub hands it over (spawner.session_tls): key and certificate in one file."""
+    """As the hub hands it over (gpuportal_spawner.session_tls): key and certificate in one file."""
     hub = pki["hub"]
     both = tmp_path / "tls.pem"
     both.write_text(
