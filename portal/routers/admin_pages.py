@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, status
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import ValidationError
 from starlette.datastructures import FormData
 
 from gpuportal_core.profiles import DEFAULT_CULL_LIMITS, EXTRA_SBATCH_OPTIONS
 from gpuportal_core.slurm_time import format_runtime
 from gpuportal_portal import crud, pages, profile_service
-from gpuportal_portal.cluster import ClusterUnavailable
+from gpuportal_portal.admin_forms import AdminForm
 from gpuportal_portal.deps import (
     FormDep,
     IdentityDep,
@@ -100,13 +99,18 @@ def admin_home(request: Request, session: SessionDep, admin: PageAdmin) -> HTMLR
     )
 
 
+PROFILE_FORM: AdminForm[Profile] = AdminForm(
+    kind="profile",
+    template="profile_form.html",
+    blank=lambda: _profile_form(None),
+    stored=_profile_form,
+    read=lambda form, creating: _form_values(form, creating=creating),
+)
+
+
 @router.get("/admin/profiles/new", response_class=HTMLResponse)
 def new_profile_page(request: Request, admin: PageAdmin) -> HTMLResponse:
-    return pages.render(
-        request,
-        "profile_form.html",
-        {"caller": admin, "creating": True, "form": _profile_form(None), "errors": {}},
-    )
+    return PROFILE_FORM.page(request, admin, creating=True, form=_profile_form(None))
 
 
 @router.post("/admin/profiles/new", response_class=HTMLResponse)
@@ -118,30 +122,11 @@ def new_profile(
     identity: IdentityDep,
     admin: PageAdmin,
 ) -> Response:
-    if not pages.csrf_ok(request, form, identity):
-        return pages.forbidden_form(request)
-    values = _form_values(form, creating=True)
-    errors: dict[str, str] = {}
-    try:
+    def save(values: dict[str, Any]) -> str:
         data = ProfileCreate.model_validate(values)
-        profile_service.create(session, partitions, data=data, actor=admin.name)
-    except (ValidationError, profile_service.RuleViolation, ClusterUnavailable) as error:
-        errors = pages.field_errors(error)
-    except crud.SlugTaken:
-        errors = {"slug": "a profile with this slug exists; choose another"}
-    else:
-        return pages.after_save(request, "profile", data.slug)
-    return pages.render(
-        request,
-        "profile_form.html",
-        {
-            "caller": admin,
-            "creating": True,
-            "form": {**_profile_form(None), **values},
-            "errors": errors,
-        },
-        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
-    )
+        return profile_service.create(session, partitions, data=data, actor=admin.name).slug
+
+    return PROFILE_FORM.create(request, form, identity, admin, save)
 
 
 @router.get("/admin/profiles/{slug}", response_class=HTMLResponse)
@@ -151,11 +136,7 @@ def edit_profile_page(
     profile = crud.get_profile(session, slug=slug)
     if profile is None:
         return pages.not_found(request, "profile", slug)
-    return pages.render(
-        request,
-        "profile_form.html",
-        {"caller": admin, "creating": False, "form": _profile_form(profile), "errors": {}},
-    )
+    return PROFILE_FORM.page(request, admin, creating=False, form=_profile_form(profile))
 
 
 @router.post("/admin/profiles/{slug}", response_class=HTMLResponse)
@@ -168,48 +149,14 @@ def edit_profile(
     identity: IdentityDep,
     admin: PageAdmin,
 ) -> Response:
-    if not pages.csrf_ok(request, form, identity):
-        return pages.forbidden_form(request)
-    profile = crud.get_profile(session, slug=slug)
-    if profile is None:
-        return pages.not_found(request, "profile", slug)
-    values = _form_values(form, creating=False)
-    errors: dict[str, str] = {}
-    conflict: Profile | None = None
-    try:
+    def save(profile: Profile, values: dict[str, Any]) -> Profile:
         data = ProfileUpdate.model_validate(values)
-        profile_service.update(session, partitions, profile=profile, data=data, actor=admin.name)
-    except (ValidationError, profile_service.RuleViolation, ClusterUnavailable) as error:
-        errors = pages.field_errors(error)
-    except crud.VersionConflict as stale:
-        conflict = stale.current if isinstance(stale.current, Profile) else profile
-    else:
-        return pages.after_save(request, "profile", slug)
-    if conflict is not None:
-        # Show what is stored now, with the version to save against, and what this admin typed.
-        return pages.render(
-            request,
-            "profile_form.html",
-            {
-                "caller": admin,
-                "creating": False,
-                "form": _profile_form(conflict),
-                "errors": {},
-                "conflict": {"by": conflict.updated_by, "yours": values},
-            },
-            status_code=status.HTTP_409_CONFLICT,
+        return profile_service.update(
+            session, partitions, profile=profile, data=data, actor=admin.name
         )
-    return pages.render(
-        request,
-        "profile_form.html",
-        {
-            "caller": admin,
-            "creating": False,
-            "form": {**_profile_form(profile), **values, "slug": slug},
-            "errors": errors,
-        },
-        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
-    )
+
+    current = crud.get_profile(session, slug=slug)
+    return PROFILE_FORM.edit(request, form, identity, admin, slug=slug, current=current, save=save)
 
 
 @router.post("/admin/profiles/{slug}/move", response_class=HTMLResponse)

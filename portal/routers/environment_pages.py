@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request, status
+from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
-from pydantic import ValidationError
+from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
 from gpuportal_portal import crud, environment_service, pages
+from gpuportal_portal.admin_forms import AdminForm
 from gpuportal_portal.deps import FormDep, IdentityDep, PageAdmin, SessionDep
 from gpuportal_portal.models import Environment
-from gpuportal_portal.profile_service import RuleViolation
 from gpuportal_portal.schemas import EnvironmentCreate, EnvironmentUpdate
 
 router = APIRouter(include_in_schema=False)
@@ -50,62 +50,32 @@ def _form(environment: Environment | None) -> dict[str, Any]:
     return {"slug": environment.slug, "version": environment.version, **values}
 
 
-def _page(
-    request: Request,
-    session: SessionDep,
-    admin: Any,
-    *,
-    creating: bool,
-    form: dict[str, Any],
-    errors: dict[str, str],
-    status_code: int = 200,
-    conflict: dict[str, Any] | None = None,
-) -> HTMLResponse:
-    return pages.render(
-        request,
-        "environment_form.html",
-        {
-            "caller": admin,
-            "creating": creating,
-            "form": form,
-            "errors": errors,
-            "conflict": conflict,
-            "profile_slugs": [p.slug for p in crud.list_profiles(session)],
-        },
-        status_code=status_code,
+def environment_form(session: Session) -> AdminForm[Environment]:
+    return AdminForm(
+        kind="environment",
+        template="environment_form.html",
+        blank=lambda: _form(None),
+        stored=_form,
+        read=lambda form, creating: _form_values(form, creating=creating),
+        # The profiles an environment may be offered with, as checkboxes.
+        context=lambda: {"profile_slugs": [p.slug for p in crud.list_profiles(session)]},
     )
 
 
 @router.get("/admin/environments/new", response_class=HTMLResponse)
 def new_environment_page(request: Request, session: SessionDep, admin: PageAdmin) -> HTMLResponse:
-    return _page(request, session, admin, creating=True, form=_form(None), errors={})
+    return environment_form(session).page(request, admin, creating=True, form=_form(None))
 
 
 @router.post("/admin/environments/new", response_class=HTMLResponse)
 def new_environment(
     request: Request, form: FormDep, session: SessionDep, identity: IdentityDep, admin: PageAdmin
 ) -> Response:
-    if not pages.csrf_ok(request, form, identity):
-        return pages.forbidden_form(request)
-    values = _form_values(form, creating=True)
-    try:
+    def save(values: dict[str, Any]) -> str:
         data = EnvironmentCreate.model_validate(values)
-        environment_service.create(session, data=data, actor=admin.name)
-    except (ValidationError, RuleViolation) as error:
-        errors = pages.field_errors(error)
-    except crud.SlugTaken:
-        errors = {"slug": "an environment with this slug exists; choose another"}
-    else:
-        return pages.after_save(request, "environment", data.slug)
-    return _page(
-        request,
-        session,
-        admin,
-        creating=True,
-        form={**_form(None), **values},
-        errors=errors,
-        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
-    )
+        return environment_service.create(session, data=data, actor=admin.name).slug
+
+    return environment_form(session).create(request, form, identity, admin, save)
 
 
 @router.get("/admin/environments/{slug}", response_class=HTMLResponse)
@@ -115,7 +85,7 @@ def edit_environment_page(
     environment = crud.get_environment(session, slug=slug)
     if environment is None:
         return pages.not_found(request, "environment", slug)
-    return _page(request, session, admin, creating=False, form=_form(environment), errors={})
+    return environment_form(session).page(request, admin, creating=False, form=_form(environment))
 
 
 @router.post("/admin/environments/{slug}", response_class=HTMLResponse)
@@ -127,37 +97,13 @@ def edit_environment(
     identity: IdentityDep,
     admin: PageAdmin,
 ) -> Response:
-    if not pages.csrf_ok(request, form, identity):
-        return pages.forbidden_form(request)
-    environment = crud.get_environment(session, slug=slug)
-    if environment is None:
-        return pages.not_found(request, "environment", slug)
-    values = _form_values(form, creating=False)
-    try:
+    def save(environment: Environment, values: dict[str, Any]) -> Environment:
         data = EnvironmentUpdate.model_validate(values)
-        environment_service.update(session, environment=environment, data=data, actor=admin.name)
-    except (ValidationError, RuleViolation) as error:
-        errors = pages.field_errors(error)
-    except crud.VersionConflict as stale:
-        current = stale.current if isinstance(stale.current, Environment) else environment
-        return _page(
-            request,
-            session,
-            admin,
-            creating=False,
-            form=_form(current),
-            errors={},
-            conflict={"by": current.updated_by, "yours": values},
-            status_code=status.HTTP_409_CONFLICT,
+        return environment_service.update(
+            session, environment=environment, data=data, actor=admin.name
         )
-    else:
-        return pages.after_save(request, "environment", slug)
-    return _page(
-        request,
-        session,
-        admin,
-        creating=False,
-        form={**_form(environment), **values, "slug": slug},
-        errors=errors,
-        status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+
+    current = crud.get_environment(session, slug=slug)
+    return environment_form(session).edit(
+        request, form, identity, admin, slug=slug, current=current, save=save
     )

@@ -16,8 +16,9 @@ from tests.golden_jobs import GOLDEN_CASES, golden_path
 
 REPO = Path(__file__).resolve().parents[2]
 # Modules a software environment must not need to carry.
-FORBIDDEN = {"gpuportal_spawner", "gpuportal_portal", "gpuportal_core", "fastapi", "sqlalchemy", "psycopg", "ldap3",
-             "batchspawner", "wrapspawner", "uvicorn", "alembic"}  # fmt: skip
+FORBIDDEN = {"gpuportal_spawner", "gpuportal_portal", "gpuportal_core", "fastapi",
+             "sqlalchemy", "psycopg", "ldap3", "batchspawner", "wrapspawner", "uvicorn",
+             "alembic"}  # fmt: skip
 
 
 @pytest.fixture(scope="module")

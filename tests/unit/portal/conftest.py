@@ -24,7 +24,19 @@ TOKENS: dict[str, list[str]] = {
 }
 
 
+# carol, an admin of the hub, with a token for everything.
+ADMIN_TOKEN = "admin"
+
+
 async def hub_says(token: str) -> dict[str, Any] | None:
+    if token == ADMIN_TOKEN:
+        return {
+            "kind": "user",
+            "name": "carol",
+            "groups": [],
+            "admin": True,
+            "scopes": ["admin-ui", ACCESS],
+        }
     if token not in TOKENS:
         return None
     return {"kind": "user", "name": "bob", "groups": [], "admin": False, "scopes": TOKENS[token]}
