@@ -1,7 +1,8 @@
 """TensorBoard's index page asks for its Roboto font at the site's root (`url(/font-roboto/...)`),
 which behind the hub is the hub's root, not the board's: four 404s on every board page, and the
-fallback font. Both board proxies (the private page's and a shared board's) hand the index page
-on with those addresses relative, so they reach the board, which serves the font itself."""
+fallback font. Both board proxies (a private board's, gpuportal_session.board_proxy, and a
+shared board's) hand the index page on with those addresses relative, so they reach the board,
+which serves the font itself."""
 
 from __future__ import annotations
 

@@ -3,8 +3,9 @@ folder of the file browser ("Open in TensorBoard" in its context menu, the @gpup
 lab extension).
 
 The board is the same kind the TensorBoard page starts (gpuportal_session.tensorboard_private,
-found again through the runtime folder), so it is served at tensorboard/tb/<number>/ and listed
-and closed on that page. jupyter_server checks the user and the XSRF token of the request.
+found again through the runtime folder), so it is served at tensorboard/tb/<number>/ (this
+extension's other route, gpuportal_session.board_proxy) and listed and closed on that page.
+jupyter_server checks the user and the XSRF token of the request.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from jupyter_server.base.handlers import APIHandler
 from jupyter_server.utils import url_path_join
 from tornado import web
 
+from gpuportal_session.board_proxy import board_handlers
 from gpuportal_session.tensorboard_page import open_board
 
 ROUTE = "gpuportal/tensorboard"
@@ -65,5 +67,7 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    pattern = url_path_join(serverapp.web_app.settings["base_url"], ROUTE)
-    serverapp.web_app.add_handlers(".*$", [(pattern, OpenTensorBoard)])
+    base_url = serverapp.web_app.settings["base_url"]
+    handlers: list[Any] = [(url_path_join(base_url, ROUTE), OpenTensorBoard)]
+    # The boards themselves, through jupyter-server-proxy (gpuportal_session.board_proxy).
+    serverapp.web_app.add_handlers(".*$", handlers + board_handlers(base_url))

@@ -3,31 +3,29 @@
 jupyter-server-proxy runs this on a unix socket in a private temporary directory and proxies it
 at /user/NAME/tensorboard/ (the "TensorBoard" launcher tile opens it in a new tab). Each
 TensorBoard runs as its own process (gpuportal_session.tensorboard_private) on a 0700 unix
-socket, and is served here under tb/<number>/, so it is only ever reached through the hub, by
-its owner.
+socket, and jupyter-server-proxy serves it at tensorboard/tb/<number>/ too (a route of the
+session's server extension, gpuportal_session.board_proxy), so it is only ever reached through
+the hub, by its owner. This page only lists, opens and closes them.
 """
 
 from __future__ import annotations
 
 import fnmatch
 import hmac
-import http.client
 import importlib.util
 import os
 import secrets
 import signal
-import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
 import jinja2
 
-from gpuportal_session.board_fonts import fix_index, is_index, plain_request
 from gpuportal_session.tensorboard_private import instances, runtime_dir
 
 
@@ -53,8 +51,7 @@ START_TIMEOUT_S = 60
 # jupyter-server-proxy leaves CSRF checks to the proxied app, and the hub's cookie rides along
 # with any cross-site POST: so each form carries this token, which another site cannot read.
 FORM_TOKEN = secrets.token_urlsafe(32)
-# This page: never framed, nothing from elsewhere. A TensorBoard (tb/N/) may be framed by the
-# session's own pages: `%tensorboard` shows it in a notebook.
+# This page: never framed, nothing from elsewhere (a board, tb/N/, may be: board_proxy).
 PAGE_HEADERS = [
     ("Content-Type", "text/html; charset=utf-8"),
     (
@@ -65,13 +62,7 @@ PAGE_HEADERS = [
     ("X-Frame-Options", "DENY"),
     ("X-Content-Type-Options", "nosniff"),
 ]
-BOARD_HEADERS = {
-    "content-security-policy": "frame-ancestors 'self'",
-    "x-content-type-options": "nosniff",
-}
-# Hop-by-hop headers are the proxy's own business, not to be passed through.
 STALE_FORM = "That form was not sent from this page (or the page was restarted); nothing was done."
-HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer"}
 
 
 def server_proxy_config() -> dict[str, Any]:
@@ -86,17 +77,6 @@ def server_proxy_config() -> dict[str, Any]:
             "icon_path": str(Path(__file__).parent / "tensorboard.svg"),
         },
     }
-
-
-class UnixHTTPConnection(http.client.HTTPConnection):
-    def __init__(self, path: str, timeout: float = 60) -> None:
-        super().__init__("localhost", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self._path)
 
 
 EVENTS = "events.out.tfevents*"
@@ -215,61 +195,9 @@ def view_page(number: str) -> str | None:
     )
 
 
-def proxy(environ: dict[str, Any], start_response: Any, number: str, rest: str) -> Iterable[bytes]:
-    board = next((b for b in instances(runtime_dir()) if str(b["number"]) == number), None)
-    if board is None:
-        start_response("404 Not Found", [("Content-Type", "text/plain")])
-        return [b"This TensorBoard is closed; open it again from the TensorBoard page."]
-    length = int(environ.get("CONTENT_LENGTH") or 0)
-    body = environ["wsgi.input"].read(length) if length else None
-    headers = {
-        key[5:].replace("_", "-").title(): value
-        for key, value in environ.items()
-        if key.startswith("HTTP_") and key[5:].lower().replace("_", "-") not in HOP_HEADERS
-    }
-    if environ.get("CONTENT_TYPE"):
-        headers["Content-Type"] = environ["CONTENT_TYPE"]
-    query = environ.get("QUERY_STRING", "")
-    index = is_index(rest)
-    if index:
-        headers = plain_request(headers)
-    connection = UnixHTTPConnection(board["socket"])
-    connection.request(
-        environ["REQUEST_METHOD"], "/" + rest + (f"?{query}" if query else ""), body, headers
-    )
-    response = connection.getresponse()
-    headers_out = [(k, v) for k, v in response.getheaders() if k.lower() not in HOP_HEADERS]
-    present = {k.lower() for k, _ in headers_out}
-    headers_out += [(k, v) for k, v in BOARD_HEADERS.items() if k not in present]
-    if index:  # the whole page, edited (board_fonts)
-        try:
-            page = fix_index(response.read())
-        finally:
-            connection.close()
-        headers_out = [(k, v) for k, v in headers_out if k.lower() != "content-length"]
-        start_response(f"{response.status} {response.reason}", headers_out)
-        return [page]
-    start_response(f"{response.status} {response.reason}", headers_out)
-
-    def stream() -> Iterator[bytes]:
-        try:
-            while chunk := response.read(65536):
-                yield chunk
-        finally:
-            connection.close()
-
-    return stream()
-
-
 def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
     path = environ.get("PATH_INFO", "/").lstrip("/")
     method = environ["REQUEST_METHOD"]
-    if path.startswith("tb/"):
-        number, _, rest = path[3:].partition("/")
-        if not rest and not path.endswith("/"):
-            start_response("302 Found", [("Location", f"{number}/")])
-            return [b""]
-        return proxy(environ, start_response, number, rest)
     if method == "POST" and path in ("open", "close"):
         length = int(environ.get("CONTENT_LENGTH") or 0)
         form = parse_qs(environ["wsgi.input"].read(length).decode())

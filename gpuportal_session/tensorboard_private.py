@@ -2,9 +2,9 @@
 
 TensorBoard has no authentication: on a TCP port, anyone on the node could read it. Here it
 listens on a socket in a 0700 directory of the user's own, and reaches the browser only through
-the user's Jupyter server (the TensorBoard page, gpuportal_session.tensorboard_page), which the hub
+the user's Jupyter server (jupyter-server-proxy, gpuportal_session.board_proxy), which the hub
 authenticates. The session points `%tensorboard` here (TENSORBOARD_BINARY); the "port" it
-reports is the instance's number, which the page maps back to its socket.
+reports is the instance's number, which board_proxy maps back to its socket.
 
     python -m gpuportal_session.tensorboard_private --logdir DIR [other TensorBoard flags]
 """

@@ -4,11 +4,16 @@ site's root; handed on, it asks the board itself."""
 from __future__ import annotations
 
 import zipfile
+from io import BytesIO
 from pathlib import Path
 
 import tensorboard
+from jupyter_server_proxy.handlers import RewritableResponse
+from tornado.httpclient import HTTPRequest, HTTPResponse
+from tornado.httputil import HTTPHeaders
 
 from gpuportal_session.board_fonts import fix_index, is_index, plain_request
+from gpuportal_session.board_proxy import finish_board_response
 
 WEBFILES = Path(tensorboard.__file__).parent / "webfiles.zip"
 
@@ -31,3 +36,24 @@ def test_only_the_index_is_edited_and_asked_for_unzipped() -> None:
     assert is_index("") and is_index("/") and is_index("index.html?x=1")
     assert not is_index("data/plugin/scalars/tags") and not is_index("font-roboto/a.woff2")
     assert plain_request({"Accept-Encoding": "gzip", "Accept": "*/*"}) == {"Accept": "*/*"}
+
+
+def test_the_board_proxy_edits_only_the_index_and_adds_the_framing_rule() -> None:
+    def answer(body: bytes, **headers: str) -> RewritableResponse:
+        sent = HTTPResponse(
+            HTTPRequest("http://localhost/"),
+            200,
+            headers=HTTPHeaders(headers),
+            buffer=BytesIO(body),
+        )
+        return RewritableResponse(orig_response=sent)
+
+    index = answer(b"a{src:url(/font-roboto/x.woff2)}")
+    finish_board_response(index, "")
+    assert index.body == b"a{src:url(font-roboto/x.woff2)}"
+    assert index.headers["Content-Security-Policy"] == "frame-ancestors 'self'"
+    assert index.headers["X-Content-Type-Options"] == "nosniff"
+    data = answer(b"url(/font-roboto/", **{"Content-Security-Policy": "default-src 'self'"})
+    finish_board_response(data, "data/plugin/scalars/tags")
+    assert data.body == b"url(/font-roboto/"  # not the index: as TensorBoard sent it
+    assert data.headers["Content-Security-Policy"] == "default-src 'self'"  # the board's own

@@ -64,3 +64,18 @@ def test_folders_with_event_files_are_suggested(tmp_path: Path) -> None:
     found = candidate_folders(tmp_path)
     assert [(f["label"], f["runs"]) for f in found] == [("runs", 2), ("solo", 1)]
     assert found[0]["path"] == str(tmp_path / "runs") and found[0]["updated"] == "just now"
+
+
+def test_the_board_proxy_finds_a_running_boards_socket_by_its_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuportal_session.board_proxy import board_socket
+
+    monkeypatch.setenv("GPUPORTAL_RUNTIME_DIR", str(tmp_path))
+    folder = tmp_path / "tensorboard"
+    folder.mkdir(mode=0o700)
+    record = {"number": 3, "pid": os.getpid(), "logdir": "/x", "socket": str(folder / "3.sock")}
+    (folder / "3.json").write_text(json.dumps(record))
+    (folder / "3.sock").touch()
+    assert board_socket("3") == str(folder / "3.sock")
+    assert board_socket("4") is None  # closed (or never opened): the proxy answers 404
