@@ -7,14 +7,20 @@ every other request with it, until its query returned.
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import pkgutil
 import threading
 import time
 from typing import Any
 
 import pytest
+from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 
+from gpuportal_portal import routers
+from gpuportal_portal.deps import get_session
 from gpuportal_portal.identity import COOKIE_NAME, HubIdentity
 from tests.unit.portal.conftest import API
 
@@ -58,3 +64,27 @@ def test_a_slow_query_does_not_hold_up_other_requests(
         event.remove(engine, "before_cursor_execute", slow)
     assert docs.status_code == 200
     assert finished == ["other", "slow"], "the event loop waited for the slow query"
+
+
+def _needs_the_database(dependant: Any) -> bool:
+    return any(
+        sub.call is get_session or _needs_the_database(sub) for sub in dependant.dependencies
+    )
+
+
+def test_no_async_route_takes_the_synchronous_database_session() -> None:
+    """Every route given the sync SQLAlchemy session (directly or through a dependency) is a
+    plain function: FastAPI runs it in the thread pool, never on the event loop."""
+    routes = [
+        route
+        for module in pkgutil.iter_modules(routers.__path__)
+        for route in importlib.import_module(f"{routers.__name__}.{module.name}").router.routes
+        if isinstance(route, APIRoute)
+    ]
+    on_the_loop = [
+        f"{sorted(r.methods)} {r.path}"
+        for r in routes
+        if inspect.iscoroutinefunction(r.endpoint) and _needs_the_database(r.dependant)
+    ]
+    assert len(routes) > 20
+    assert on_the_loop == []
