@@ -167,13 +167,15 @@ async def _kill_group(proc: asyncio.subprocess.Process) -> None:
             return
 
 
-def _first_line(text: str) -> str:
+def _last_line(text: str) -> str:
+    """The last non-empty line: Slurm's commands print their warnings first and the error (or
+    the answer) last."""
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else ""
 
 
 def _raise_for(argv: Sequence[str], result: CommandResult) -> None:
-    message = _first_line(result.stderr) or _first_line(result.stdout) or "no output"
+    message = _last_line(result.stderr) or _last_line(result.stdout) or "no output"
     # sbatch prefixes its errors with "sbatch: error: "; the rest is what a user needs to read.
     for prefix in ("sbatch: error: ", "squeue: error: ", "scancel: error: ", "sinfo: error: "):
         message = message.removeprefix(prefix)
@@ -239,7 +241,7 @@ class SlurmClient:
             _raise_for(argv, result)
         if test_only:
             # --test-only answers on stderr: "sbatch: Job 12 to start at ... on nodes gpu01".
-            return _first_line(result.stderr)
+            return _last_line(result.stderr)
         return parse_sbatch_parsable(result.stdout)
 
     async def jobs(self, job_ids: Iterable[str]) -> dict[str, JobInfo]:
@@ -354,7 +356,7 @@ class SlurmClient:
         if result.returncode != 0 or " is UP" not in result.stdout:
             # "Slurmctld(primary) at slurmctld is DOWN", then a banner of asterisks.
             said = next((line for line in result.stdout.splitlines() if " is " in line), "")
-            said = said.strip() or _first_line(result.stderr) or "the controller is down"
+            said = said.strip() or _last_line(result.stderr) or "the controller is down"
             raise SlurmUnavailable(argv, result.returncode, said)
 
     async def cancel(self, job_id: str, *, user: str) -> None:
