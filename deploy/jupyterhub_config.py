@@ -1,8 +1,8 @@
 """JupyterHub wiring for the GPU portal: no logic here, only which parts and which values.
 
-Read by `jupyterhub -f deploy/jupyterhub_config.py`. Values a deployment changes come from
-environment variables with a PORTAL_ prefix, so the demo, the tests and a real cluster share
-this one file.
+Read by `gpuportal-hub -f deploy/jupyterhub_config.py` (JupyterHub's command, started sooner:
+gpuportal_spawner.hub_command). Values a deployment changes come from environment variables
+with a PORTAL_ prefix, so the demo, the tests and a real cluster share this one file.
 """
 
 import json
@@ -233,14 +233,12 @@ def hub_service(module: str, *args: str) -> list[str]:
     return [sys.executable, "-m", "gpuportal_core.hub_service", module, *args]
 
 
-# -- servers whose job was still queued when the hub stopped come back by themselves ------
+# -- the hub's services -------------------------------------------------------------------
+# JupyterHub starts them in this order and waits for each one that has a URL before it goes on
+# (and before it routes to any session): the portal first, so that nothing else the hub starts
+# competes with its start. The spawn-resumer brings back servers whose job was still queued when
+# the hub stopped; it has no URL, nor has the culler.
 c.JupyterHub.services = [
-    {
-        "name": "spawn-resumer",
-        "command": hub_service("gpuportal_spawner.resume_service"),
-        # The same Slurm settings as the spawner's.
-        "environment": cluster_env,
-    },
     {
         "name": "portal",
         "url": portal_url,
@@ -260,6 +258,12 @@ c.JupyterHub.services = [
             "PORTAL_SESSION_SCAN_SECONDS": str(settings.poll_interval),
         },
         "display": True,
+    },
+    {
+        "name": "spawn-resumer",
+        "command": hub_service("gpuportal_spawner.resume_service"),
+        # The same Slurm settings as the spawner's.
+        "environment": cluster_env,
     },
 ]
 # jupyterhub-idle-culler stops idle sessions; the hub tells it which are due (its arbiter).

@@ -91,7 +91,7 @@ class Hub:
         env.update(self.extra_env)
         log = self.log_path.open("ab")
         self.proc = subprocess.Popen(
-            [str(VENV_BIN / "jupyterhub"), "-f", str(self.config)],
+            [str(VENV_BIN / "gpuportal-hub"), "-f", str(self.config)],
             cwd=self.state,
             env=env,
             stdout=log,

@@ -16,7 +16,7 @@ start() {
     install -d -m 0700 "$PORTAL_HUB_STATE"
     if alive; then echo "[hub] already running at $URL"; return; fi
     cd "$PORTAL_HUB_STATE"
-    PATH="$VENV/bin:$PATH" setsid "$VENV/bin/jupyterhub" -f "$REPO/deploy/jupyterhub_config.py" \
+    PATH="$VENV/bin:$PATH" setsid "$VENV/bin/gpuportal-hub" -f "$REPO/deploy/jupyterhub_config.py" \
         >>"$LOG" 2>&1 </dev/null &
     echo $! >"$PIDFILE"
     for _ in $(seq 150); do
