@@ -18,7 +18,7 @@ from sqlalchemy import select
 from gpuportal_core.jobs import describe_reason
 from gpuportal_core.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.states import job_state, states_in
-from gpuportal_portal import job_service
+from gpuportal_portal import job_output, job_service
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.deps import (
@@ -151,7 +151,7 @@ def get_job(
     return JobDetailPublic(
         **job_service.public_fields(record),
         waiting_because=describe_reason(record.reason) if record.state == "PENDING" else "",
-        output_tail=anyio.from_thread.run(job_service.output_tail, slurm, record),
+        output_tail=anyio.from_thread.run(job_output.output_tail, slurm, record),
     )
 
 

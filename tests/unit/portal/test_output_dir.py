@@ -8,7 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from gpuportal_portal import job_service
+from gpuportal_portal import job_output
 
 
 class Recorder:
@@ -22,10 +22,10 @@ class Recorder:
 
 def test_the_output_folder_is_made_again_after_a_minute(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [1000.0]
-    monkeypatch.setattr(job_service.time, "monotonic", lambda: now[0])
-    monkeypatch.setattr(job_service, "_made_dirs", {})
+    monkeypatch.setattr(job_output.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(job_output, "_made_dirs", {})
     slurm = Recorder()
-    make = job_service._make_output_dir
+    make = job_output.make_output_dir
     asyncio.run(make(slurm, "alice", "/home/alice/.gpuportal-jobs"))  # type: ignore[arg-type]
     asyncio.run(make(slurm, "alice", "/home/alice/.gpuportal-jobs"))  # type: ignore[arg-type]
     assert len(slurm.calls) == 1
