@@ -169,7 +169,7 @@ class JobWatcher:
                 answers.tagged = await self._tagged()
             # An array's tasks each have their own line and id: scontrol reads them all.
             for job in [w for w in wanted if w.job_id and w.array]:
-                details = await self._details(job.job_id, array=True)
+                details = await self._details(job.job_id)
                 if details is not None:
                     answers.ended[job.job_id] = details
             single = [w.job_id for w in wanted if w.job_id and not w.array]
@@ -186,7 +186,7 @@ class JobWatcher:
                     answers.queue[job_id] = info
                 else:
                     # Ended (or gone): scontrol has the exit code and the times.
-                    details = await self._details(job_id, array=False)
+                    details = await self._details(job_id)
                     if details is not None:
                         answers.ended[job_id] = details
             return answers
@@ -199,15 +199,11 @@ class JobWatcher:
             return None
         return {job.comment: job.job_id for job in found}
 
-    async def _details(self, job_id: str, *, array: bool) -> list[JobDetail] | None:
+    async def _details(self, job_id: str) -> list[JobDetail] | None:
         """scontrol's records of the job (each task of an array), else sacct's; None when
         Slurm could not say."""
         try:
-            if array:
-                details = await self._slurm.job_details(job_id)
-            else:
-                one = await self._slurm.job_detail(job_id)
-                details = [one] if one is not None else []
+            details = await self._slurm.job_details(job_id)
         except SlurmError as error:
             # Slurm trouble is "unknown for now", never "gone": keep the last state seen.
             log.warning("Could not ask scontrol about job %s: %s", job_id, error)

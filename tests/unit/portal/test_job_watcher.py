@@ -49,10 +49,10 @@ class FakeSlurm:
             raise SlurmUnavailable(["squeue"], 1, "Unable to contact slurm controller")
         return [job for job in self.queue.values() if tag is None or job.comment == tag]
 
-    async def job_detail(self, job_id: str) -> JobDetail | None:
+    async def job_details(self, job_id: str) -> list[JobDetail]:
         if self.fail:
             raise SlurmError(["scontrol"], 1, "Socket timed out")
-        return self.details.get(job_id)
+        return [self.details[job_id]] if job_id in self.details else []
 
     async def accounting(self, job_id: str) -> list[JobDetail]:
         if self.accounted is None:
