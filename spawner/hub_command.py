@@ -1,10 +1,11 @@
-"""`gpuportal-hub -f jupyterhub_config.py`: JupyterHub's own command, started 2.8 s sooner.
+"""`gpuportal-hub -f jupyterhub_config.py`: JupyterHub's own command, started seconds sooner.
 
 JupyterHub imports jupyter_events, which imports jsonschema, which imports rfc3987_syntax for
-its "iri" format checks if it is installed; that module builds its Lark parsers at import:
-2.8 s of the hub's 4.6 s import on the 2-core machine, paid at every start and restart. No
-schema of JupyterHub's uses those formats, and without the module jsonschema simply does not
-check them (https://github.com/python-jsonschema/jsonschema/issues/1428). The session skips the
+its "iri" format checks if it is installed; that module builds its Lark parsers at import,
+at every start and restart (`--version` on the 2-core machine, four timings each: 4.4 to
+7.4 s with it, 2.3 to 3.2 s without). No schema of JupyterHub's uses those formats, and
+without the module jsonschema simply does not check them
+(https://github.com/python-jsonschema/jsonschema/issues/1428). The session skips the
 same module for the same reason (gpuportal_session.singleuser). Everything else is JupyterHub's
 `main`, unchanged: `jupyterhub -f ...` works as well, only slower to start.
 """

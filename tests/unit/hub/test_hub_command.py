@@ -1,4 +1,4 @@
-"""`gpuportal-hub` is JupyterHub's command without rfc3987_syntax (2.8 s of its import here)."""
+"""`gpuportal-hub` is JupyterHub's command without rfc3987_syntax (seconds of its start here)."""
 
 from __future__ import annotations
 
