@@ -25,9 +25,16 @@ FORBIDDEN = {"gpuportal_spawner", "gpuportal_portal", "gpuportal_core", "fastapi
 def installed_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The project as a wheel, installed alone into a folder (not the editable checkout)."""
     out = tmp_path_factory.mktemp("wheel")
+    # From a copy without the checkout's build/: setuptools packs whatever an earlier build
+    # left in build/lib (packages since renamed, files since removed) into the wheel.
+    source = out / "source"
+    shutil.copytree(
+        REPO, source,
+        ignore=shutil.ignore_patterns("build", ".git", "*.egg-info", "node_modules", "__pycache__"),
+    )  # fmt: skip
     subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q",
-         "-w", str(out / "dist"), str(REPO)],
+         "-w", str(out / "dist"), str(source)],
         check=True, capture_output=True, timeout=300,
     )  # fmt: skip
     [wheel] = (out / "dist").glob("*.whl")
