@@ -19,15 +19,9 @@ from jupyter_server.utils import url_path_join
 from jupyter_server_proxy.handlers import AddSlashHandler, LocalProxyHandler, RewritableResponse
 from tornado import web
 
-from gpuportal_session.board_fonts import fix_index, is_index, plain_request
+from gpuportal_session.board_answers import board_headers, fix_index, is_index, plain_request
 from gpuportal_session.tensorboard_private import instances, runtime_dir
 
-# A board may be framed by the session's own pages (`%tensorboard` in a notebook, the
-# TensorBoard page's view), by nothing else.
-BOARD_HEADERS = {
-    "Content-Security-Policy": "frame-ancestors 'self'",
-    "X-Content-Type-Options": "nosniff",
-}
 CLOSED = "This TensorBoard is closed; open it again from the TensorBoard page."
 
 
@@ -39,12 +33,11 @@ def board_socket(number: str) -> str | None:
 
 def finish_board_response(response: RewritableResponse, path: str) -> None:
     """TensorBoard's answer as the browser gets it: the index page asking for its font at the
-    board (board_fonts), and the framing rule above unless the board set its own."""
+    board (board_answers), and its framing rule added to TensorBoard's own policy."""
     if is_index(path) and response.code == 200:
         response.body = fix_index(response.body)
-    for name, value in BOARD_HEADERS.items():
-        if name not in response.headers:
-            response.headers[name] = value
+    for name, value in board_headers(response.headers.get_all()).items():
+        response.headers[name] = value
 
 
 class BoardProxyHandler(LocalProxyHandler):  # type: ignore[misc]

@@ -26,17 +26,12 @@ from typing import Any
 from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
 from tornado import web
 
-from gpuportal_session.board_fonts import fix_index, is_index, plain_request
+from gpuportal_session.board_answers import board_headers, fix_index, is_index, plain_request
 from gpuportal_session.hub_tls import server_context
 from gpuportal_session.singleuser import free_port, listen_address, report_port
 from gpuportal_session.tensorboard_private import RUNTIME_ENV, instances, runtime_dir
 
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer", "host"}
-# Never framed by another site; members read it in their own tab.
-BOARD_HEADERS = {
-    "Content-Security-Policy": "frame-ancestors 'self'",
-    "X-Content-Type-Options": "nosniff",
-}
 
 
 class UnixConnection(http.client.HTTPConnection):
@@ -120,7 +115,7 @@ class BoardHandler(HubOAuthenticated, web.RequestHandler):  # type: ignore[misc]
         for key, value in headers_out:
             if key.lower() not in HOP_HEADERS | {"content-length"}:
                 self.set_header(key, value)
-        for key, value in BOARD_HEADERS.items():
+        for key, value in board_headers(headers_out).items():
             self.set_header(key, value)
         self.finish(content)
 

@@ -73,8 +73,12 @@ def test_tensorboard_from_the_notebook_is_alices_only(
     # The scalars page of that TensorBoard shows the notebook's tags.
     board = page.context.new_page()
     board.set_default_timeout(60_000)
-    board.goto(board_url + "#scalars")
+    opened = board.goto(board_url + "#scalars")
     board.wait_for_selector("text=train/loss")
+    # Framed by the session's own pages only, with TensorBoard's own policy kept.
+    assert opened is not None
+    policy = opened.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "frame-ancestors 'self'" in policy, policy
     tags = board.request.get(board_url + "data/plugin/scalars/tags").json()
     assert {"train/loss", "train/accuracy"} <= set(tags["digits"])
 

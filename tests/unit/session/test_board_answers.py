@@ -12,7 +12,7 @@ from jupyter_server_proxy.handlers import RewritableResponse
 from tornado.httpclient import HTTPRequest, HTTPResponse
 from tornado.httputil import HTTPHeaders
 
-from gpuportal_session.board_fonts import fix_index, is_index, plain_request
+from gpuportal_session.board_answers import board_headers, fix_index, is_index, plain_request
 from gpuportal_session.board_proxy import finish_board_response
 
 WEBFILES = Path(tensorboard.__file__).parent / "webfiles.zip"
@@ -56,4 +56,16 @@ def test_the_board_proxy_edits_only_the_index_and_adds_the_framing_rule() -> Non
     data = answer(b"url(/font-roboto/", **{"Content-Security-Policy": "default-src 'self'"})
     finish_board_response(data, "data/plugin/scalars/tags")
     assert data.body == b"url(/font-roboto/"  # not the index: as TensorBoard sent it
-    assert data.headers["Content-Security-Policy"] == "default-src 'self'"  # the board's own
+    # TensorBoard's own policy, with the framing rule it lacks.
+    assert data.headers["Content-Security-Policy"] == "default-src 'self'; frame-ancestors 'self'"
+
+
+def test_tensorboards_own_policy_is_kept_and_gets_the_framing_rule() -> None:
+    """What TensorBoard 2.x sends with its index page: a policy without frame-ancestors."""
+    sent = [("Content-Security-Policy", "default-src 'self'; script-src 'self' 'unsafe-eval';")]
+    policy = board_headers(sent)["Content-Security-Policy"]
+    assert policy == "default-src 'self'; script-src 'self' 'unsafe-eval'; frame-ancestors 'self'"
+    # A board that sets its own framing rule keeps it; no policy at all gets ours alone.
+    own = [("content-security-policy", "frame-ancestors 'none'")]
+    assert board_headers(own)["Content-Security-Policy"] == "frame-ancestors 'none'"
+    assert board_headers([])["Content-Security-Policy"] == "frame-ancestors 'self'"
