@@ -38,7 +38,7 @@ test:
 	@$(VENV)/bin/ruff check $(CODE)
 	@$(VENV)/bin/ruff format --check $(CODE)
 	@$(MAKE) --no-print-directory typecheck
-	@$(VENV)/bin/python -m pytest $(PYTEST_ARGS)
+	@bash tests/lanes.sh $(VENV)/bin/python $(PYTEST_ARGS)
 
 typecheck:
 	@mkdir -p $(IMPORT_NAMES)

@@ -15,6 +15,10 @@ REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 HUB_CONFIG = REPO / "deploy" / "jupyterhub_config.py"
 TEST_USERS = {"alice": "alice-demo", "bob": "bob-demo", "carol": "carol-demo"}
+# The second lane's (tests/integration/second_lane.py), in the same roles: two data scientists
+# of one team (vision) and an admin; deploy/local/users.tsv makes them.
+SECOND_LANE_USERS = {"erin": "erin-test", "frank": "frank-test", "grace": "grace-test"}
+PASSWORDS = {**TEST_USERS, **SECOND_LANE_USERS}
 
 
 def wait_for(
@@ -134,7 +138,7 @@ class Hub:
             f"{self.url}/hub/login",
             data={
                 "username": user,
-                "password": TEST_USERS[user] if password is None else password,
+                "password": PASSWORDS[user] if password is None else password,
                 "_xsrf": session.cookies.get("_xsrf", ""),
             },
             allow_redirects=False,

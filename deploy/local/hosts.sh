@@ -10,6 +10,7 @@
 #   hosts.sh up              make what is missing (safe to run again)
 #   hosts.sh down            end every process on the hosts; remove the namespaces, the links
 #                            and the /etc/hosts lines this script made
+#   hosts.sh drop HOST...    the same for these hosts only (nodes `cluster.sh grow` added)
 #   hosts.sh on HOST CMD...  run CMD on HOST (its network and its host name)
 #   hosts.sh cut HOST        take HOST off the network (its link down); `mend HOST` puts it back
 #   hosts.sh cut HOST OTHER  drop, silently, what HOST sends to OTHER: the two no longer reach
@@ -28,6 +29,16 @@ MARK="# gpuportal local cluster (deploy/local/hosts.sh)"
 # host -> last byte of its address; `hub` is the login host (this machine's namespace).
 declare -A BYTE=([hub]=1 [slurmctld]=2 [ldap]=3 [gpu01]=11 [gpu02]=12)
 HOSTS=(slurmctld ldap gpu01 gpu02)  # the ones with a namespace of their own
+# Nodes added by `cluster.sh grow` (the tests' own, a benchmark's): one line each,
+# "NAME PARTITION GPUS BYTE PORT", kept by cluster.sh.
+EXTRA_NODES=${PORTAL_STATE:-/var/lib/portal-local}/extra-nodes.conf
+if [ -f "$EXTRA_NODES" ]; then
+    while read -r name _ _ byte _; do
+        [ -n "$name" ] || continue
+        BYTE[$name]=$byte
+        HOSTS+=("$name")
+    done <"$EXTRA_NODES"
+fi
 
 say() { printf '[hosts] %s\n' "$*"; }
 die() { printf '[hosts] error: %s\n' "$*" >&2; exit 1; }
@@ -98,16 +109,30 @@ end_processes() {  # everything still running on the host: daemons, jobs, users'
     [ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
 }
 
-down() {
+remove_host() {
+    local host=$1
+    if has_netns "$host"; then
+        end_processes "$host"
+        ip netns del "$(netns "$host")"
+    fi
+    ip link del "$(link "$host")" 2>/dev/null || true
+    if mountpoint -q "$UTS_DIR/$host" 2>/dev/null; then umount "$UTS_DIR/$host"; fi
+    rm -f "$UTS_DIR/$host"
+}
+
+drop() {
+    local host kept=()
+    for host in "$@"; do known "$host"; remove_host "$host"; done
     for host in "${HOSTS[@]}"; do
-        if has_netns "$host"; then
-            end_processes "$host"
-            ip netns del "$(netns "$host")"
-        fi
-        ip link del "$(link "$host")" 2>/dev/null || true
-        if mountpoint -q "$UTS_DIR/$host" 2>/dev/null; then umount "$UTS_DIR/$host"; fi
-        rm -f "$UTS_DIR/$host"
+        [[ " $* " == *" $host "* ]] || kept+=("$host")
     done
+    HOSTS=("${kept[@]}")
+    write_hosts_file with-ours
+    say "removed $*"
+}
+
+down() {
+    for host in "${HOSTS[@]}"; do remove_host "$host"; done
     rmdir "$UTS_DIR" 2>/dev/null || true
     ip link del "$BRIDGE" 2>/dev/null || true
     write_hosts_file
@@ -167,10 +192,11 @@ status() {
 case "${1:-}" in
     up) up ;;
     down) down ;;
+    drop) [ $# -ge 2 ] || die "usage: hosts.sh drop HOST..."; shift; drop "$@" ;;
     on) [ $# -ge 3 ] || die "usage: hosts.sh on HOST CMD..."; shift; on "$@" ;;
     cut) cut "${2:?host}" "${3:-}" ;;
     mend) mend "${2:?host}" "${3:-}" ;;
     addr) addr "${2:?host}" ;;
     status) status ;;
-    *) die "usage: hosts.sh up|down|on HOST CMD...|cut HOST [OTHER]|mend HOST [OTHER]|addr HOST|status" ;;
+    *) die "usage: hosts.sh up|down|drop HOST...|on HOST CMD...|cut HOST [OTHER]|mend HOST [OTHER]|addr HOST|status" ;;
 esac

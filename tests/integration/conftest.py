@@ -13,6 +13,7 @@ import pytest
 
 from tests.cluster import LDAP_URI
 from tests.hubproc import TEST_USERS, Hub, wait_for
+from tests.integration import second_lane
 
 HUB_PORT = int(os.environ.get("PORTAL_TEST_HUB_PORT", "8200"))
 
@@ -69,40 +70,84 @@ def forget_lab_layout(user: str) -> None:
         shutil.rmtree(lab / kept, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def hub(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+@pytest.fixture(autouse=True)
+def turn(request: pytest.FixtureRequest) -> Iterator[None]:
+    """Each integration test holds the cluster shared, or alone if it takes down a part both
+    lanes use (marked whole_cluster): tests/integration/second_lane.py."""
+    with second_lane.turn(exclusive=request.node.get_closest_marker("whole_cluster") is not None):
+        yield
+
+
+def _lane_hub(
+    tmp_path_factory: pytest.TempPathFactory,
+    port: int,
+    users: tuple[str, ...],
+    admin: str,
+    env: dict[str, str] | None = None,
+) -> Iterator[Hub]:
     # Whatever a walk through the demo left on the cluster (dave's session too) would take GPUs
     # the tests count on; and JupyterLab would reopen the tabs, folder and theme it left.
-    cancel_user_jobs(*TEST_USERS, *DEMO_ONLY_USERS)
-    for user in TEST_USERS:
+    cancel_user_jobs(*users)
+    for user in users:
         forget_lab_layout(user)
     state = tmp_path_factory.mktemp("hub")
     state.chmod(0o700)
-    instance = Hub(state, HUB_PORT)
+    instance = Hub(state, port, env=env)
     instance.start()
     yield instance
     try:
-        admin = instance.login("carol")
-        for user in TEST_USERS:
-            instance.stop_all(admin, user)
+        session = instance.login(admin)
+        for user in users:
+            instance.stop_all(session, user)
     finally:
         instance.stop()
-        cancel_user_jobs(*TEST_USERS)
+        cancel_user_jobs(*users)
+
+
+def _reset(hub: Hub, users: tuple[str, ...], admin: str) -> None:
+    session = hub.login(admin)
+    for user in users:
+        hub.stop_all(session, user)
+    cancel_user_jobs(*users)
+
+
+@pytest.fixture(scope="session")
+def hub(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    """The first lane's hub: the demo's users alice, bob and carol, on gpu01 and gpu02."""
+    cancel_user_jobs(*DEMO_ONLY_USERS)
+    yield from _lane_hub(tmp_path_factory, HUB_PORT, tuple(TEST_USERS), "carol")
 
 
 @pytest.fixture
 def clean(hub: Hub) -> Iterator[None]:
     """Every test starts and ends with no servers and no jobs for the demo users."""
-
-    def reset() -> None:
-        admin = hub.login("carol")
-        for user in TEST_USERS:
-            hub.stop_all(admin, user)
-        cancel_user_jobs(*TEST_USERS)
-
-    reset()
+    _reset(hub, tuple(TEST_USERS), "carol")
     yield
-    reset()
+    _reset(hub, tuple(TEST_USERS), "carol")
+
+
+@pytest.fixture(scope="session")
+def second_lane_hub(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
+    """The second lane's hub (its modules call it `hub`): erin, frank and grace on the nodes
+    of the partition `lane`, added for the run and removed after it."""
+    second_lane.grow()
+    try:
+        yield from _lane_hub(
+            tmp_path_factory,
+            second_lane.PORT,
+            second_lane.USERS,
+            second_lane.ADMIN,
+            env=dict(second_lane.HUB_ENV),
+        )
+    finally:
+        second_lane.shrink()
+
+
+@pytest.fixture
+def second_lane_clean(second_lane_hub: Hub) -> Iterator[None]:
+    _reset(second_lane_hub, second_lane.USERS, second_lane.ADMIN)
+    yield
+    _reset(second_lane_hub, second_lane.USERS, second_lane.ADMIN)
 
 
 CHROMIUM = "/usr/bin/chromium"

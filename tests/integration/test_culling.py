@@ -17,11 +17,11 @@ from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import cancel_user_jobs, user_jobs
 from tests.integration.faults.helpers import (
     failed_spawn_message,
-    fill_gpus,
     home_page,
     spawn,
     state_of,
 )
+from tests.integration.second_lane import NODES, fill_lane_gpus
 from tests.integration.test_audit import events
 from tests.integration.test_cli import token_of
 from tests.integration.test_metrics import moved, scrape
@@ -29,6 +29,20 @@ from tests.integration.test_metrics import moved, scrape
 pytestmark = pytest.mark.integration
 
 PORTAL = "/services/portal"
+
+
+# On the second lane (tests/integration/second_lane.py): erin, frank and grace, its hub, its
+# nodes; the culler's minute runs beside the other tests.
+@pytest.fixture
+def hub(second_lane_hub: Hub) -> Hub:
+    return second_lane_hub
+
+
+@pytest.fixture
+def clean(second_lane_clean: None) -> None:
+    return None
+
+
 PROFILE = {
     "title": "1 GPU, culled in a minute",
     "gpus": 1,
@@ -41,8 +55,8 @@ PROFILE = {
 
 @pytest.fixture
 def quick_cull_profile(hub: Hub) -> str:
-    """A profile `cull-1m` with one-minute idle and queue limits, set by an admin (carol)."""
-    headers = {"Authorization": f"token {token_of(hub, 'carol')}"}
+    """A profile `cull-1m` with one-minute idle and queue limits, set by an admin (grace)."""
+    headers = {"Authorization": f"token {token_of(hub, 'grace')}"}
     url = f"{hub.url}{PORTAL}/api/profiles"
     current = requests.get(f"{url}/cull-1m", headers=headers, timeout=10)
     if current.status_code == 404:
@@ -65,19 +79,19 @@ def _poke(hub: Hub, user: str, token: str) -> None:
 def test_idle_session_is_culled_and_an_active_one_kept(
     hub: Hub, clean: None, quick_cull_profile: str
 ) -> None:
-    carol = token_of(hub, "carol")
-    before = scrape(hub, "/hub/metrics", carol)
-    alice, bob = hub.login("alice"), hub.login("bob")
-    for session, user in ((alice, "alice"), (bob, "bob")):
+    grace = token_of(hub, "grace")
+    before = scrape(hub, "/hub/metrics", grace)
+    erin, frank = hub.login("erin"), hub.login("frank")
+    for session, user in ((erin, "erin"), (frank, "frank")):
         assert spawn(hub, session, user, profile=quick_cull_profile).status_code in (201, 202)
-    hub.wait_ready(alice, "alice")
-    hub.wait_ready(bob, "bob")
-    [alice_job] = user_jobs("alice", "%i")
-    bob_token = hub.api(bob, "POST", "/users/bob/tokens", json={"note": "t"}).json()["token"]
+    hub.wait_ready(erin, "erin")
+    hub.wait_ready(frank, "frank")
+    [alice_job] = user_jobs("erin", "%i")
+    bob_token = hub.api(frank, "POST", "/users/frank/tokens", json={"note": "t"}).json()["token"]
     started = time.monotonic()
 
     # The card warns before the cull (the limit is one minute, so at once).
-    cards = alice.get(f"{hub.url}/hub/gpuportal/sessions", timeout=30).json()["sessions"]
+    cards = erin.get(f"{hub.url}/hub/gpuportal/sessions", timeout=30).json()["sessions"]
     cull = cards[0]["cull"]
     assert cull["reason"] == "idle", cull
     assert "unless it is used (idle limit 1 min)" in cull["warning"]
@@ -85,7 +99,7 @@ def test_idle_session_is_culled_and_an_active_one_kept(
     wait_for(
         lambda: (
             "GPU use not measured"
-            in alice.get(f"{hub.url}/hub/gpuportal/sessions", timeout=30).json()["sessions"][0][
+            in erin.get(f"{hub.url}/hub/gpuportal/sessions", timeout=30).json()["sessions"][0][
                 "cull"
             ]["gpu"]
         ),
@@ -94,51 +108,51 @@ def test_idle_session_is_culled_and_an_active_one_kept(
     )
 
     def alice_gone() -> bool:
-        _poke(hub, "bob", bob_token)  # bob keeps working all along
-        return hub.server(alice, "alice") is None
+        _poke(hub, "frank", bob_token)  # frank keeps working all along
+        return hub.server(erin, "erin") is None
 
-    wait_for(alice_gone, 180, "alice's idle session to be culled", step=5)
+    wait_for(alice_gone, 180, "erin's idle session to be culled", step=5)
     assert time.monotonic() - started >= 55  # not before its limit
-    wait_for(lambda: user_jobs("alice") == [], 30, "alice's job to leave squeue")
+    wait_for(lambda: user_jobs("erin") == [], 30, "erin's job to leave squeue")
     assert f"Your session (job {alice_job}) was stopped after 1 min without use" in home_page(
-        hub, alice
+        hub, erin
     )
 
-    # bob, in use the whole time, is kept past the limit.
+    # frank, in use the whole time, is kept past the limit.
     for _ in range(6):
-        _poke(hub, "bob", bob_token)
+        _poke(hub, "frank", bob_token)
         time.sleep(5)
     assert time.monotonic() - started > 90
-    assert hub.server(bob, "bob")["ready"] is True
+    assert hub.server(frank, "frank")["ready"] is True
 
-    after = scrape(hub, "/hub/metrics", carol)
+    after = scrape(hub, "/hub/metrics", grace)
     assert moved(before, after, "gpuportal_culls_total", reason="idle") == 1
-    [stop] = [e for e in events(hub, carol, action="stop", user="alice") if e["job"] == alice_job]
+    [stop] = [e for e in events(hub, grace, action="stop", user="erin") if e["job"] == alice_job]
     assert (stop["by"], stop["why"]) == ("culler", "culled: idle")
     # Who asked, as the hub's request log saw it: the culler's service; then an admin.
-    asked = events(hub, carol, action="stop_request", user="alice")
+    asked = events(hub, grace, action="stop_request", user="erin")
     assert (asked[0]["by"], asked[0]["role"]) == ("idle-culler", "service"), asked[0]
-    hub.stop_all(hub.login("carol"), "bob")
-    asked = events(hub, carol, action="stop_request", user="bob")
-    assert (asked[0]["by"], asked[0]["role"]) == ("carol", "admin"), asked[0]
+    hub.stop_all(hub.login("grace"), "frank")
+    asked = events(hub, grace, action="stop_request", user="frank")
+    assert (asked[0]["by"], asked[0]["role"]) == ("grace", "admin"), asked[0]
 
 
 def test_session_queued_past_its_limit_is_cancelled(
     hub: Hub, clean: None, quick_cull_profile: str
 ) -> None:
-    blockers = fill_gpus("gpu01", "gpu02")
+    blockers = fill_lane_gpus(*NODES)
     try:
-        alice = hub.login("alice")
-        response = spawn(hub, alice, "alice", profile=quick_cull_profile)
+        erin = hub.login("erin")
+        response = spawn(hub, erin, "erin", profile=quick_cull_profile)
         assert response.status_code in (201, 202)
-        [job_id] = wait_for(lambda: user_jobs("alice", "%i"), 20, "alice's job")
-        wait_for(lambda: hub.server(alice, "alice") is None, 180, "the queue limit", step=3)
-        message = failed_spawn_message(hub, alice, "alice", response)
+        [job_id] = wait_for(lambda: user_jobs("erin", "%i"), 20, "erin's job")
+        wait_for(lambda: hub.server(erin, "erin") is None, 180, "the queue limit", step=3)
+        message = failed_spawn_message(hub, erin, "erin", response)
     finally:
-        cancel_user_jobs("carol")
+        cancel_user_jobs("grace")
     assert "Your session waited in the queue for 1 min, its profile's limit" in message, message
-    wait_for(lambda: user_jobs("alice") == [], 30, "alice's queued job to be cancelled")
-    assert f"so its job {job_id} was cancelled" in home_page(hub, alice)
+    wait_for(lambda: user_jobs("erin") == [], 30, "erin's queued job to be cancelled")
+    assert f"so its job {job_id} was cancelled" in home_page(hub, erin)
     assert blockers
 
 
@@ -148,19 +162,19 @@ def test_a_queued_session_waits_past_the_hubs_start_timeout(hub: Hub, clean: Non
     hub.extra_env["PORTAL_START_TIMEOUT"] = "20"
     hub.restart()
     try:
-        blockers = fill_gpus("gpu01", "gpu02")
-        alice = hub.login("alice")
-        assert spawn(hub, alice, "alice").status_code in (201, 202)
-        [job_id] = wait_for(lambda: user_jobs("alice", "%i"), 20, "alice's job")
+        blockers = fill_lane_gpus(*NODES)
+        erin = hub.login("erin")
+        assert spawn(hub, erin, "erin").status_code in (201, 202)
+        [job_id] = wait_for(lambda: user_jobs("erin", "%i"), 20, "erin's job")
         time.sleep(40)  # twice the start timeout
         assert state_of(job_id) == "PENDING"
-        server = hub.server(alice, "alice")
+        server = hub.server(erin, "erin")
         assert server is not None and server["pending"] == "spawn", server
         subprocess.run(["scancel", *blockers], check=True, timeout=20)
-        hub.wait_ready(alice, "alice")
-        assert user_jobs("alice", "%i") == [job_id]
+        hub.wait_ready(erin, "erin")
+        assert user_jobs("erin", "%i") == [job_id]
     finally:
-        cancel_user_jobs("carol")
-        hub.stop_all(hub.login("carol"), "alice")
+        cancel_user_jobs("grace")
+        hub.stop_all(hub.login("grace"), "erin")
         del hub.extra_env["PORTAL_START_TIMEOUT"]
         hub.restart()

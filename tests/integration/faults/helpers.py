@@ -16,11 +16,15 @@ from tests.hubproc import Hub, wait_for
 BLOCKER = "#!/bin/bash\n#SBATCH -o /dev/null\n#SBATCH --mem=1G\n#SBATCH -t 00:10:00\nsleep 600\n"
 
 
-def fill_gpus(*nodes: str, gpus: int = 4) -> list[str]:
-    """Take every GPU of the nodes as carol, so that the next request has to wait."""
+def fill_gpus(*nodes: str, gpus: int = 4, user: str = "carol", partition: str = "gpu") -> list[str]:
+    """Take every GPU of the nodes as an admin (the second lane's: grace, on its partition), so
+    that the next request has to wait."""
     return [
         subprocess.run(
-            ["sudo", "-u", "carol", "sbatch", "--parsable", f"--gres=gpu:{gpus}", f"-w{node}"],
+            [
+                *("sudo", "-u", user, "sbatch", "--parsable", f"--gres=gpu:{gpus}"),
+                *(f"-w{node}", f"--partition={partition}"),
+            ],
             input=BLOCKER,
             capture_output=True,
             text=True,

@@ -11,7 +11,8 @@ import pytest
 
 from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import cancel_user_jobs, user_jobs
-from tests.integration.faults.helpers import fill_gpus, running_session, spawn, state_of
+from tests.integration.faults.helpers import running_session, spawn, state_of
+from tests.integration.second_lane import fill_lane_gpus
 
 pytestmark = pytest.mark.integration
 
@@ -32,15 +33,15 @@ def _alive(pids: set[str]) -> set[str]:
 
 
 def test_hub_killed_keeps_running_and_queued_servers(hub: Hub, clean: None):
-    alice, alice_id, node = running_session(hub, "alice")
-    other = "gpu02" if node == "gpu01" else "gpu01"
+    erin, alice_id, node = running_session(hub, "erin")
+    other = "lane-02" if node == "lane-01" else "lane-01"
     try:
-        blockers = fill_gpus(node, gpus=3) + fill_gpus(other)
+        blockers = fill_lane_gpus(node, gpus=3) + fill_lane_gpus(other)
         wait_for(lambda: all(state_of(j) == "RUNNING" for j in blockers), 30, "blockers")
-        bob = hub.login("bob")
-        assert spawn(hub, bob, "bob").status_code in (201, 202)
-        [bob_id] = wait_for(lambda: user_jobs("bob", "%i"), 20, "bob's job")
-        wait_for(lambda: state_of(bob_id) == "PENDING", 20, "bob's job to wait")
+        frank = hub.login("frank")
+        assert spawn(hub, frank, "frank").status_code in (201, 202)
+        [bob_id] = wait_for(lambda: user_jobs("frank", "%i"), 20, "frank's job")
+        wait_for(lambda: state_of(bob_id) == "PENDING", 20, "frank's job to wait")
 
         assert hub.proc is not None
         old_services = _service_pids(hub.proc.pid)
@@ -52,15 +53,15 @@ def test_hub_killed_keeps_running_and_queued_servers(hub: Hub, clean: None):
         hub.proc = None
         hub.start()
 
-        alice = hub.login("alice")
-        assert hub.server(alice, "alice")["ready"] is True
-        assert user_jobs("alice", "%i|%T") == [f"{alice_id}|RUNNING"]
-        bob = hub.login("bob")
-        wait_for(lambda: (hub.server(bob, "bob") or {}).get("pending") == "spawn", 30, "resume")
-        assert user_jobs("bob", "%i|%T") == [f"{bob_id}|PENDING"]  # none cancelled, none added
+        erin = hub.login("erin")
+        assert hub.server(erin, "erin")["ready"] is True
+        assert user_jobs("erin", "%i|%T") == [f"{alice_id}|RUNNING"]
+        frank = hub.login("frank")
+        wait_for(lambda: (hub.server(frank, "frank") or {}).get("pending") == "spawn", 30, "resume")
+        assert user_jobs("frank", "%i|%T") == [f"{bob_id}|PENDING"]  # none cancelled, none added
 
-        cancel_user_jobs("carol")
-        hub.wait_ready(bob, "bob", timeout=120)
-        assert user_jobs("bob", "%i|%T") == [f"{bob_id}|RUNNING"]
+        cancel_user_jobs("grace")
+        hub.wait_ready(frank, "frank", timeout=120)
+        assert user_jobs("frank", "%i|%T") == [f"{bob_id}|RUNNING"]
     finally:
-        cancel_user_jobs("carol")
+        cancel_user_jobs("grace")

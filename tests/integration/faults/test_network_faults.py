@@ -13,7 +13,7 @@ from contextlib import contextmanager
 import pytest
 import requests
 
-from tests.cluster import HOSTS_SH, NODES, host_of_process
+from tests.cluster import HOSTS_SH, host_of_process
 from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import user_jobs
 from tests.integration.faults.helpers import (
@@ -24,6 +24,7 @@ from tests.integration.faults.helpers import (
     spawn,
     state_of,
 )
+from tests.integration.second_lane import NODES
 
 pytestmark = pytest.mark.integration
 
@@ -77,7 +78,7 @@ def _on(pid: str, host: str) -> bool:
 def test_a_node_cut_off_past_slurmd_timeout_is_set_down_and_its_session_moves(
     hub: Hub, clean: None
 ):
-    alice, job_id, node = running_session(hub, "alice")
+    erin, job_id, node = running_session(hub, "erin")
     (other,) = set(NODES) - {node}
     timeout = int(slurm_setting("SlurmdTimeout").split()[0])
     with cut(node):
@@ -97,59 +98,61 @@ def test_a_node_cut_off_past_slurmd_timeout_is_set_down_and_its_session_moves(
         except AssertionError as error:
             raise AssertionError(f"{error}; sinfo said {sorted(set(said))}") from None
         note = f"Your session (job {job_id}) was put back in the queue by Slurm."
-        wait_for(lambda: note in home_page(hub, alice), 60, "the home page to say so")
-        assert hub.server(alice, "alice") is not None
+        wait_for(lambda: note in home_page(hub, erin), 60, "the home page to say so")
+        assert hub.server(erin, "erin") is not None
         # It starts again on the other node, where the hub reaches it (Slurm's requeue delay,
         # reason BeginTime, lifted: helpers.skip_requeue_hold).
         skip_requeue_hold(job_id)
         wait_for(
-            lambda: user_jobs("alice", "%i|%T|%N") == [f"{job_id}|RUNNING|{other}"],
+            lambda: user_jobs("erin", "%i|%T|%N") == [f"{job_id}|RUNNING|{other}"],
             60,
             f"the job to run again on {other}",
         )
-        hub.wait_ready(alice, "alice", timeout=120)
-        wait_for(lambda: note not in home_page(hub, alice), 60, "the note to go")
-    # Back on the network: the node returns to service, and alice's JupyterLab that was left
+        hub.wait_ready(erin, "erin", timeout=120)
+        wait_for(lambda: note not in home_page(hub, erin), 60, "the note to go")
+    # Back on the network: the node returns to service, and erin's JupyterLab that was left
     # running on it is ended by Slurm (nothing orphaned).
     # (slurmctld asks a down node again only now and then: 2 min 20 s here once)
     wait_for(lambda: node_state(node) in ("idle", "mixed"), 240, f"{node} back in service")
-    wait_for(lambda: not processes_of("alice", node), 120, f"nothing of alice's left on {node}")
-    assert processes_of("alice", other), f"alice's session runs on {other}"
+    wait_for(lambda: not processes_of("erin", node), 120, f"nothing of erin's left on {node}")
+    assert processes_of("erin", other), f"erin's session runs on {other}"
     assert state_of(job_id) == "RUNNING"
 
 
 def test_the_hub_cut_off_from_a_node_keeps_the_session_and_says_so(hub: Hub, clean: None):
-    alice, job_id, node = running_session(hub, "alice")
+    erin, job_id, node = running_session(hub, "erin")
     with cut(node, "hub"):
         unreachable = f"The hub cannot reach {node}"
-        wait_for(lambda: unreachable in home_page(hub, alice), 45, "the card to say so")
+        wait_for(lambda: unreachable in home_page(hub, erin), 45, "the card to say so")
         # A minute without the node: the server is not dropped, and Slurm still runs the job.
-        stays_ready(hub, alice, "alice", 60)
+        stays_ready(hub, erin, "erin", 60)
     assert state_of(job_id) == "RUNNING"
     # The link back: the session answers through the proxy again and the words go.
-    token = hub.api(alice, "POST", "/users/alice/tokens", json={}).json()["token"]
+    token = hub.api(erin, "POST", "/users/erin/tokens", json={}).json()["token"]
 
     def answers() -> bool:
-        url = f"{hub.url}/user/alice/api/status"
+        url = f"{hub.url}/user/erin/api/status"
         headers = {"Authorization": f"token {token}"}
-        return alice.get(url, headers=headers, timeout=30).status_code == 200
+        return erin.get(url, headers=headers, timeout=30).status_code == 200
 
     wait_for(answers, 60, "the session to answer again")
-    wait_for(lambda: unreachable not in home_page(hub, alice), 45, "the words to go")
+    wait_for(lambda: unreachable not in home_page(hub, erin), 45, "the words to go")
 
 
+@pytest.mark.whole_cluster  # both lanes' hubs run on the login host
 def test_the_controller_unreachable_from_the_login_host(hub: Hub, clean: None):
-    alice, job_id, _ = running_session(hub, "alice")
-    bob = hub.login("bob")
+    erin, job_id, _ = running_session(hub, "erin")
+    frank = hub.login("frank")
     with cut("slurmctld", "hub"):
         asked = time.monotonic()
-        response = spawn(hub, bob, "bob")
-        message = failed_spawn_message(hub, bob, "bob", response)
+        response = spawn(hub, frank, "frank")
+        message = failed_spawn_message(hub, frank, "frank", response)
         told_after = time.monotonic() - asked
         assert "The scheduler is not answering" in message, message
         assert told_after < 15, f"told after {told_after:.0f} s"
-        # A minute of the hub polling (every 3 s here) a controller it cannot reach.
-        stays_ready(hub, alice, "alice", 60)
+        # Ten polls of the hub (every 3 s here) to a controller it cannot reach. Every other
+        # test waits meanwhile (whole_cluster): half a minute, not more.
+        stays_ready(hub, erin, "erin", 30)
     assert state_of(job_id) == "RUNNING"
-    assert hub.server(alice, "alice")["ready"] is True
-    assert user_jobs("bob") == []
+    assert hub.server(erin, "erin")["ready"] is True
+    assert user_jobs("frank") == []

@@ -10,7 +10,8 @@ import pytest
 
 from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import cancel_user_jobs, user_jobs
-from tests.integration.faults.helpers import fill_gpus, state_of
+from tests.integration.faults.helpers import state_of
+from tests.integration.second_lane import NODES, fill_lane_gpus
 
 pytestmark = pytest.mark.integration
 
@@ -21,10 +22,10 @@ def test_stop_on_the_pending_page_ends_the_queued_job_for_good(
     page = browser.new_page()  # type: ignore[attr-defined]
     page.set_default_timeout(60_000)
     try:
-        fill_gpus("gpu01", "gpu02")
+        fill_lane_gpus(*NODES)
         page.goto(f"{hub.url}/hub/login")
-        page.fill("#username_input", "bob")
-        page.fill("#password_input", "bob-demo")
+        page.fill("#username_input", "frank")
+        page.fill("#password_input", "frank-test")
         page.click("#login_submit")
         page.wait_for_url("**/hub/spawn**")
         page.check("input[name=profile][value=gpu-1]")
@@ -34,7 +35,7 @@ def test_stop_on_the_pending_page_ends_the_queued_job_for_good(
         page.wait_for_function(
             "document.body.innerText.includes('waiting for GPUs to become free')"
         )
-        [job_id] = user_jobs("bob", "%i")
+        [job_id] = user_jobs("frank", "%i")
         page.screenshot(path=str(tmp_path / "pending.png"))
 
         page.click("#stop-server-btn")
@@ -45,10 +46,10 @@ def test_stop_on_the_pending_page_ends_the_queued_job_for_good(
 
         deadline = time.monotonic() + 60  # 20 polls of the hub and the resumer (3 s here)
         while time.monotonic() < deadline:
-            assert user_jobs("bob") == [], "a job of bob's came back"
-            server = hub.server(hub.login("carol"), "bob")
-            assert server is None, f"bob's server came back: {server}"
+            assert user_jobs("frank") == [], "a job of frank's came back"
+            server = hub.server(hub.login("grace"), "frank")
+            assert server is None, f"frank's server came back: {server}"
             time.sleep(5)
     finally:
         page.close()
-        cancel_user_jobs("carol")
+        cancel_user_jobs("grace")

@@ -1,0 +1,28 @@
+"""Which lane a test runs on when `make test` runs two at once (tests/lanes.sh, one pytest
+process per lane; tests/integration/second_lane.py says why): `--lane=second` keeps the tests
+on the second lane's hub and the unit tests, `--lane=first` every other test; without the
+option (a test run by hand) every test runs, each on its own lane's hub."""
+
+from __future__ import annotations
+
+import pytest
+
+LANES = ("first", "second")
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--lane", choices=LANES, help="run only this lane's tests (tests/lanes.sh)")
+
+
+def lane_of(item: pytest.Item) -> str:
+    on_second = "second_lane_hub" in getattr(item, "fixturenames", ())
+    return "second" if on_second or item.nodeid.startswith("tests/unit/") else "first"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    lane = config.getoption("--lane")
+    if lane is None:
+        return
+    kept = [item for item in items if lane_of(item) == lane]
+    config.hook.pytest_deselected(items=[item for item in items if lane_of(item) != lane])
+    items[:] = kept

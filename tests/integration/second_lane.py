@@ -1,0 +1,74 @@
+"""The tests' second lane: integration tests that run beside the others, not after them.
+
+Most of the integration tests' time is spent waiting on clocks: Slurm's (a node set down after
+SlurmdTimeout, a job's time limit), the hub's (its polls, the culler's limits). `make test` runs
+them in two lanes at once (tests/lanes.sh: a pytest process per lane; tests/conftest.py says
+which test goes where): the first lane has the demo's users alice, bob (team ds) and carol
+(admin) on gpu01 and gpu02, a hub on port 8200; the second lane the fault and culling tests with
+users of their own in the same roles, erin, frank (team vision) and grace (admin), on nodes of
+their own (lane-01 and lane-02, partition `lane`, which `cluster.sh grow` adds for the run and
+`shrink` removes), and a hub of their own on port 8500 with its own hub id, so that neither
+lane sees, adopts, counts or cancels the other's servers, jobs and GPUs.
+
+What both lanes share is the controller, the directory and the login host. A test that takes
+one of those down is marked `whole_cluster`: it waits until no other test runs, and no test
+starts until it has ended (a file lock, which every integration test holds shared and those
+hold exclusive: `turn`). Growing and shrinking the partition restarts slurmctld, so they take the
+lock exclusively too.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from tests.hubproc import REPO, SECOND_LANE_USERS
+from tests.integration.faults.helpers import fill_gpus
+
+PARTITION = "lane"
+NODES = ("lane-01", "lane-02")
+GPUS_PER_NODE = 4  # as gpu01 and gpu02: the tests count on the same shapes
+PORT = 8500
+HUB_ID = "test-b"
+USERS = tuple(SECOND_LANE_USERS)
+ADMIN = "grace"
+HUB_ENV = {"PORTAL_PARTITION": PARTITION, "PORTAL_HUB_ID": HUB_ID}
+CLUSTER_SH = REPO / "deploy" / "local" / "cluster.sh"
+LOCK = Path("/run/gpuportal-tests.lock")
+
+
+@contextmanager
+def turn(exclusive: bool) -> Iterator[None]:
+    """Hold the cluster shared (any test) or alone (a test that takes a shared part down)."""
+    with LOCK.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        yield  # closing the file releases the lock
+
+
+def grow() -> None:
+    """The lane's nodes, added to the local cluster (made once; restarts slurmctld then)."""
+    with turn(exclusive=True):
+        subprocess.run(
+            ["bash", str(CLUSTER_SH), "grow", PARTITION, str(len(NODES)), str(GPUS_PER_NODE)],
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
+
+
+def shrink() -> None:
+    with turn(exclusive=True):
+        subprocess.run(
+            ["bash", str(CLUSTER_SH), "shrink", PARTITION],
+            check=True,
+            capture_output=True,
+            timeout=180,
+        )
+
+
+def fill_lane_gpus(*nodes: str, gpus: int = GPUS_PER_NODE) -> list[str]:
+    """faults.helpers.fill_gpus on the lane's nodes, as its admin."""
+    return fill_gpus(*nodes, gpus=gpus, user=ADMIN, partition=PARTITION)
