@@ -68,7 +68,9 @@ c.JupyterHub.trusted_alt_names = [
 ]
 c.ConfigurableHTTPProxy.command = [settings.proxy_command]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
-c.JupyterHub.db_url = f"sqlite:///{state / 'jupyterhub.sqlite'}"
+# JupyterHub's own database: PostgreSQL for production (many users: concurrent writers, no
+# file lock), SQLite for the demo.
+c.JupyterHub.db_url = settings.hub_database_url or f"sqlite:///{state / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 # SameSite=Lax on the hub's cookies; the hub hands the same options to every server
 # (JUPYTERHUB_COOKIE_OPTIONS), so the jupyterhub-user-* cookies get it too: another site's

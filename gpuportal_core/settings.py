@@ -82,3 +82,8 @@ class HubSettings(ClusterSettings):
     database_url: str = Field(
         "", description="The portal's database (SQLAlchemy URL); empty: SQLite in hub_state."
     )
+    hub_database_url: str = Field(
+        "",
+        description="JupyterHub's own database (SQLAlchemy URL; PostgreSQL in production, "
+        "postgresql+psycopg://...); empty: SQLite in hub_state.",
+    )

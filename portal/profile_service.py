@@ -37,8 +37,16 @@ def _known(partitions: Partitions) -> dict[str, Partition]:
     return partitions
 
 
-def create(session: Session, partitions: Partitions, *, data: ProfileCreate, actor: str) -> Profile:
+def create(
+    session: Session,
+    partitions: Partitions,
+    *,
+    data: ProfileCreate,
+    actor: str,
+    default_partition: str,
+) -> Profile:
     values = data.model_dump()
+    values["partition"] = values["partition"] or default_partition
     problems = check_profile(values, _known(partitions))
     if problems:
         raise RuleViolation(problems)

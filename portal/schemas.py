@@ -114,7 +114,8 @@ class ProfileCreate(BaseModel):
     mem_per_gpu_gb: MemPerGpu = DEFAULT_MEM_PER_GPU_GB
     default_runtime: Runtime = "08:00:00"
     max_runtime: Runtime = "24:00:00"
-    partition: PartitionName = "gpu"
+    # None: the deployment's partition (PORTAL_DEFAULT_PARTITION), as the seeded profiles have.
+    partition: PartitionName | None = None
     sbatch_options: SbatchOptions = Field(default_factory=dict)
     groups: Groups = Field(default_factory=list)
     enabled: bool = True

@@ -20,17 +20,13 @@ LDAP_CA = STATE / "ldap-ca.pem"
 NODES = ("gpu01", "gpu02")
 
 
-def netns_inode(host: str) -> int:
-    """The identity of a host's network namespace (that of a process is /proc/PID/ns/net)."""
-    return os.stat(f"/run/netns/gpp-{host}").st_ino
-
-
 def host_of_process(pid: int | str) -> str:
-    """The host a process runs on: the one whose network namespace it is in ('hub' for ours)."""
+    """The host a process runs on: the one whose network namespace it is in ('hub' for ours),
+    of every host hosts.sh made (nodes `cluster.sh grow` added too)."""
     inode = os.stat(f"/proc/{pid}/ns/net").st_ino
-    for host in ("slurmctld", "ldap", *NODES):
-        if os.path.exists(f"/run/netns/gpp-{host}") and netns_inode(host) == inode:
-            return host
+    for netns in Path("/run/netns").glob("gpp-*"):
+        if netns.stat().st_ino == inode:
+            return netns.name.removeprefix("gpp-")
     return "hub" if inode == os.stat("/proc/self/ns/net").st_ino else "?"
 
 

@@ -19,6 +19,7 @@ from gpuportal_portal.deps import (
     PageCaller,
     PartitionsDep,
     SessionDep,
+    SettingsDep,
 )
 from gpuportal_portal.models import Profile
 from gpuportal_portal.schemas import ProfileCreate, ProfileUpdate
@@ -49,7 +50,7 @@ def _form_values(form: FormData, *, creating: bool) -> dict[str, Any]:
     return values
 
 
-def _profile_form(profile: Profile | None) -> dict[str, Any]:
+def _profile_form(profile: Profile | None, partition: str = "gpu") -> dict[str, Any]:
     if profile is None:
         return {
             "slug": "",
@@ -60,7 +61,7 @@ def _profile_form(profile: Profile | None) -> dict[str, Any]:
             "mem_per_gpu_gb": 48,
             "default_runtime": "08:00:00",
             "max_runtime": "24:00:00",
-            "partition": "gpu",
+            "partition": partition,
             "sbatch_options": {},
             "groups": [],
             "enabled": True,
@@ -109,8 +110,9 @@ PROFILE_FORM: AdminForm[Profile] = AdminForm(
 
 
 @router.get("/admin/profiles/new", response_class=HTMLResponse)
-def new_profile_page(request: Request, admin: PageAdmin) -> HTMLResponse:
-    return PROFILE_FORM.page(request, admin, creating=True, form=_profile_form(None))
+def new_profile_page(request: Request, admin: PageAdmin, settings: SettingsDep) -> HTMLResponse:
+    blank = _profile_form(None, settings.default_partition)
+    return PROFILE_FORM.page(request, admin, creating=True, form=blank)
 
 
 @router.post("/admin/profiles/new", response_class=HTMLResponse)
@@ -121,10 +123,18 @@ def new_profile(
     partitions: PartitionsDep,
     identity: IdentityDep,
     admin: PageAdmin,
+    settings: SettingsDep,
 ) -> Response:
     def save(values: dict[str, Any]) -> str:
         data = ProfileCreate.model_validate(values)
-        return profile_service.create(session, partitions, data=data, actor=admin.name).slug
+        made = profile_service.create(
+            session,
+            partitions,
+            data=data,
+            actor=admin.name,
+            default_partition=settings.default_partition,
+        )
+        return made.slug
 
     return PROFILE_FORM.create(request, form, identity, admin, save)
 

@@ -6,7 +6,7 @@ from fastapi import APIRouter, HTTPException, status
 
 from gpuportal_portal import crud, profile_service
 from gpuportal_portal.api_errors import declared
-from gpuportal_portal.deps import ApiAdmin, ApiCaller, PartitionsDep, SessionDep
+from gpuportal_portal.deps import ApiAdmin, ApiCaller, PartitionsDep, SessionDep, SettingsDep
 from gpuportal_portal.identity import Caller
 from gpuportal_portal.models import Profile
 from gpuportal_portal.schemas import ProfileCreate, ProfileOrder, ProfilePublic, ProfileUpdate
@@ -40,10 +40,21 @@ def get_profile(slug: str, session: SessionDep, caller: ApiCaller) -> ProfilePub
 
 @router.post("/profiles", response_model=ProfilePublic, status_code=status.HTTP_201_CREATED)
 def create_profile(
-    data: ProfileCreate, session: SessionDep, partitions: PartitionsDep, admin: ApiAdmin
+    data: ProfileCreate,
+    session: SessionDep,
+    partitions: PartitionsDep,
+    admin: ApiAdmin,
+    settings: SettingsDep,
 ) -> ProfilePublic:
-    """Add a profile; it is checked against the cluster's partitions first."""
-    profile = profile_service.create(session, partitions, data=data, actor=admin.name)
+    """Add a profile; it is checked against the cluster's partitions first. Without a
+    partition it gets the deployment's (PORTAL_DEFAULT_PARTITION)."""
+    profile = profile_service.create(
+        session,
+        partitions,
+        data=data,
+        actor=admin.name,
+        default_partition=settings.default_partition,
+    )
     return crud.to_public(profile)
 
 

@@ -7,13 +7,16 @@ import pwd
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from tests.cluster import LDAP_URI
 from tests.hubproc import TEST_USERS, Hub, wait_for
 from tests.integration import second_lane
+from tests.postgres import fresh_database
 
 HUB_PORT = int(os.environ.get("PORTAL_TEST_HUB_PORT", "8200"))
 
@@ -129,18 +132,22 @@ def clean(hub: Hub) -> Iterator[None]:
 @pytest.fixture(scope="session")
 def second_lane_hub(cluster: None, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hub]:
     """The second lane's hub (its modules call it `hub`): erin, frank and grace on the nodes
-    of the partition `lane`, added for the run and removed after it."""
-    second_lane.grow()
-    try:
+    of the partition `lane`, added for the run and removed after it. JupyterHub's own database
+    is PostgreSQL here (the production choice), SQLite on the first lane (the demo's)."""
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(fresh_database("jupyterhub_lane"))
+        except psycopg.OperationalError as error:
+            _need("PostgreSQL", str(error).strip())
+        second_lane.grow()
+        stack.callback(second_lane.shrink)
         yield from _lane_hub(
             tmp_path_factory,
             second_lane.PORT,
             second_lane.USERS,
             second_lane.ADMIN,
-            env=dict(second_lane.HUB_ENV),
+            env={**second_lane.HUB_ENV, "PORTAL_HUB_DATABASE_URL": url},
         )
-    finally:
-        second_lane.shrink()
 
 
 @pytest.fixture

@@ -4,9 +4,8 @@ the real Slurm, exactly as the hub-managed portal does."""
 
 from __future__ import annotations
 
-import subprocess
-import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import psycopg
@@ -15,19 +14,11 @@ from fastapi.testclient import TestClient
 
 from gpuportal_portal.app import create_app
 from gpuportal_portal.settings import PortalSettings
-from tests.hubproc import REPO, Hub
+from tests.hubproc import Hub
 from tests.integration.conftest import _need
+from tests.postgres import fresh_database
 
 DATABASES = ["sqlite", "postgresql"]
-
-
-def postgres_admin_url() -> str:
-    return subprocess.run(
-        ["bash", str(REPO / "deploy/local/postgres.sh"), "url"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
 
 
 @pytest.fixture(params=DATABASES)
@@ -36,17 +27,12 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'portal.db'}"
         return
-    admin_url = postgres_admin_url()
-    conninfo = admin_url.replace("postgresql+psycopg://", "postgresql://")
-    name = f"portal_t_{uuid.uuid4().hex[:12]}"
-    try:
-        with psycopg.connect(conninfo, autocommit=True, connect_timeout=5) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-    except psycopg.OperationalError as error:
-        _need("PostgreSQL", str(error).strip())
-    yield admin_url.rsplit("/", 1)[0] + f"/{name}"
-    with psycopg.connect(conninfo, autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(fresh_database("portal_t"))
+        except psycopg.OperationalError as error:
+            _need("PostgreSQL", str(error).strip())
+        yield url
 
 
 @pytest.fixture
