@@ -13,6 +13,7 @@ from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import cancel_user_jobs, user_jobs
 from tests.integration.faults.helpers import running_session, spawn, state_of
 from tests.integration.second_lane import fill_lane_gpus
+from tests.integration.test_hub_restart import queued_message
 
 pytestmark = pytest.mark.integration
 
@@ -59,6 +60,10 @@ def test_hub_killed_keeps_running_and_queued_servers(hub: Hub, clean: None):
         frank = hub.login("frank")
         wait_for(lambda: (hub.server(frank, "frank") or {}).get("pending") == "spawn", 30, "resume")
         assert user_jobs("frank", "%i|%T") == [f"{bob_id}|PENDING"]  # none cancelled, none added
+        # The resumed spawn has taken the job over (its place in the queue is reported) before
+        # the GPUs free: a job that starts before it is taken over started with the token the
+        # restart revoked, and is cancelled as serving nobody.
+        assert f"Job {bob_id} is queued" in queued_message(hub, frank, "frank", "is queued")
 
         cancel_user_jobs("grace")
         hub.wait_ready(frank, "frank", timeout=120)
