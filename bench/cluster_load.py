@@ -80,7 +80,6 @@ def remove_jobs(users: list[str]) -> None:
         time.sleep(1)
 
 
-@contextlib.contextmanager
 def _slurm_associations(users: list[str], change: str) -> None:
     """Slurm accounting refuses jobs of users it does not know: the bench users get their own
     account, `bench`, outside group ds's GPU limit (deploy/local/cluster.sh sets it)."""
@@ -95,6 +94,7 @@ def _slurm_associations(users: list[str], change: str) -> None:
         subprocess.run(["sacctmgr", "-i", "delete", "user", ",".join(users)], capture_output=True)
 
 
+@contextlib.contextmanager
 def bench_users(count: int) -> Iterator[list[str]]:
     """bench001 ... benchNNN, in LDAP and Linux for the duration of the block."""
     users = [f"bench{i:03d}" for i in range(1, count + 1)]
