@@ -166,6 +166,21 @@ class Hub:
 
         return wait_for(ready, timeout, f"{user}'s server to be ready")  # type: ignore[return-value]
 
+    def server_after_check(
+        self, session: requests.Session, user: str, timeout: float = 60
+    ) -> dict[str, object]:
+        """The user's server once the restarted hub has checked it ({} if it has none): past
+        init_spawners_timeout (10 s) JupyterHub goes on checking in the background, and the
+        server is pending "check", not ready, meanwhile (a slow machine gets there)."""
+
+        def checked() -> dict[str, object] | None:
+            server = self.server(session, user)
+            if server is not None and server.get("pending") == "check":
+                return None
+            return server or {"absent": True}
+
+        return wait_for(checked, timeout, f"the hub to check {user}'s server")  # type: ignore[return-value]
+
     def stop_all(self, session: requests.Session, user: str) -> None:
         """Stop every server of the user, and remove the named ones."""
         model = self.api(session, "GET", f"/users/{user}?include_stopped_servers=1").json()

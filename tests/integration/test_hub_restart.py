@@ -82,7 +82,7 @@ def test_running_and_queued_servers_survive_a_hub_restart(hub: Hub, clean: None)
 
         # The running server is still running, reachable, on the same job.
         alice = hub.login("alice")
-        assert hub.server(alice, "alice")["ready"] is True
+        assert hub.server_after_check(alice, "alice").get("ready") is True
         assert user_jobs("alice", "%i|%T") == [f"{alice_job_id}|RUNNING"]
         token = hub.api(alice, "POST", "/users/alice/tokens", json={"note": "t"}).json()["token"]
         status = requests.get(

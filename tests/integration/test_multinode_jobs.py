@@ -95,11 +95,11 @@ def test_deepspeed_two_nodes_train_a_tiny_model_over_gloo(hub: Hub, alice_token:
         },
         deadline_s=420,
     )
-    assert (detail["state"], detail["exit_code"]) == ("COMPLETED", 0), detail["output_tail"]
-    results = re.findall(
-        r"rank (\d) of 2 on (gpu0[12]): loss (\d+\.\d+)", "\n".join(detail["output_tail"])
-    )
-    assert sorted(rank for rank, _, _ in results) == ["0", "1"], detail["output_tail"]
+    # The whole tail, one line each: pytest cuts a list short, and the cause is at its end.
+    tail = "\n".join(detail["output_tail"])
+    assert (detail["state"], detail["exit_code"]) == ("COMPLETED", 0), tail
+    results = re.findall(r"rank (\d) of 2 on (gpu0[12]): loss (\d+\.\d+)", tail)
+    assert sorted(rank for rank, _, _ in results) == ["0", "1"], tail
     assert {node for _, node, _ in results} == {"gpu01", "gpu02"}
     # Data-parallel: the same data and seed on each rank, the gradients averaged, one loss.
     assert len({loss for _, _, loss in results}) == 1, results

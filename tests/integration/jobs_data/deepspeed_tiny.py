@@ -25,3 +25,8 @@ rank, world = torch.distributed.get_rank(), torch.distributed.get_world_size()
 # One write per line: the workers of a node share one output stream.
 sys.stdout.write(f"rank {rank} of {world} on {socket.gethostname()}: loss {loss.item():.4f}\n")
 sys.stdout.flush()
+# Leave together: a worker that exits while the other still talks to it makes gloo's
+# background thread throw "Connection closed by peer" there, which aborts it (SIGABRT; the
+# launcher then exits 250 although training finished).
+torch.distributed.barrier()
+torch.distributed.destroy_process_group()
