@@ -16,7 +16,8 @@ import contextlib
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, nullcontext
 from types import FrameType
 
 from tests.hubproc import REPO
@@ -38,15 +39,21 @@ def _exit_on_term(signum: int, frame: FrameType | None) -> None:
 
 
 @contextlib.contextmanager
-def bench_nodes(count: int, gpus: int) -> Iterator[list[str]]:
-    """COUNT nodes of GPUS fake GPUs each in the partition `bench`, for the block."""
+def bench_nodes(
+    count: int, gpus: int, hold: Callable[[], AbstractContextManager[None]] = nullcontext
+) -> Iterator[list[str]]:
+    """COUNT nodes of GPUS fake GPUs each in the partition `bench`, for the block. Growing and
+    shrinking restart slurmctld: `hold` keeps others off the cluster meanwhile (the tests'
+    lanes)."""
     previous = signal.signal(signal.SIGTERM, _exit_on_term)
     try:
-        _cluster("shrink", PARTITION)  # whatever a killed run left
-        _cluster("grow", PARTITION, str(count), str(gpus))
+        with hold():
+            _cluster("shrink", PARTITION)  # whatever a killed run left
+            _cluster("grow", PARTITION, str(count), str(gpus))
         yield node_names(count)
     finally:
-        _cluster("shrink", PARTITION)
+        with hold():
+            _cluster("shrink", PARTITION)
         signal.signal(signal.SIGTERM, previous)
 
 

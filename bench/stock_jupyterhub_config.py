@@ -1,7 +1,9 @@
-"""Stock batchspawner SlurmSpawner on the same local cluster, for bench/spawn_latency.py.
+"""Stock batchspawner + wrapspawner on the same local cluster, for the benches that compare
+(spawn_latency, slurm_rpcs, scale): wrapspawner's ProfilesSpawner offering one profile, `gpu-1`,
+a batchspawner SlurmSpawner.
 
 Same hub, proxy, LDAP login and job size (1 GPU, 8 cores, 48 GB, 8 h) as deploy/; only the
-spawner differs, configured as its README shows.
+spawner differs, configured as their READMEs show.
 """
 
 import os
@@ -11,13 +13,17 @@ c = get_config()  # noqa: F821
 # Everything but the spawner as in the real config.
 load_subconfig(os.path.join(os.path.dirname(__file__), "..", "deploy", "jupyterhub_config.py"))  # noqa: F821
 
-c.JupyterHub.spawner_class = "batchspawner.SlurmSpawner"
+c.JupyterHub.spawner_class = "wrapspawner.ProfilesSpawner"
+c.ProfilesSpawner.profiles = [
+    ("1 GPU, 8 cores, 48 GB, 8 h", "gpu-1", "batchspawner.SlurmSpawner", {}),
+]
+c.ProfilesSpawner.child_class = "batchspawner.SlurmSpawner"  # a spawn that names no profile
 # batchspawner has no internal TLS for jobs on other hosts (jupyterhub/batchspawner#192): the
 # bench starts this hub with PORTAL_INTERNAL_TLS=0, and this says so again.
 c.JupyterHub.internal_ssl = False
 c.JupyterHub.services = []
 c.JupyterHub.load_roles = []
-c.SlurmSpawner.req_partition = "gpu"
+c.SlurmSpawner.req_partition = os.environ.get("PORTAL_PARTITION", "gpu")
 c.SlurmSpawner.req_gres = "gpu:1"
 c.SlurmSpawner.req_nprocs = "8"
 c.SlurmSpawner.req_memory = "48G"

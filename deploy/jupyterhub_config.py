@@ -14,6 +14,7 @@ from pathlib import Path
 import gpuportal_spawner.audit
 import gpuportal_spawner.metrics
 import gpuportal_spawner.port_handler
+import gpuportal_spawner.stop_handler
 from gpuportal_core.resources import TEMPLATES_DIR
 from gpuportal_core.settings import HubSettings
 from gpuportal_core.slurm_time import cluster_offset_minutes

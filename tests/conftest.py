@@ -15,7 +15,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def lane_of(item: pytest.Item) -> str:
-    on_second = "second_lane_hub" in getattr(item, "fixturenames", ())
+    on_second = "second_lane_hub" in getattr(item, "fixturenames", ()) or bool(
+        item.get_closest_marker("second_lane")
+    )
     return "second" if on_second or item.nodeid.startswith("tests/unit/") else "first"
 
 

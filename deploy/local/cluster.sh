@@ -252,11 +252,13 @@ add_slurm_user() {
 
 extra_nodes() { [ -f "$EXTRA_NODES" ] && grep -v '^$' "$EXTRA_NODES" || true; }
 
-# The grown nodes' lines of slurm.conf and of gres.conf, and their partitions.
+# The grown nodes' lines of slurm.conf and of gres.conf, and their partitions. A node is sized
+# for its GPUs (8 cores and 48 GB each, as the profiles ask, with room to spare): 4 GPUs make
+# gpu01's shape; 8 GPUs on gpu01's 32 cores would run only four 1-GPU sessions.
 extra_slurm_conf() {
     local name partition gpus byte port partitions=""
     while read -r name partition gpus byte port; do
-        echo "NodeName=$name NodeHostname=$name NodeAddr=$name Port=$port Sockets=2 CoresPerSocket=16 ThreadsPerCore=1 RealMemory=200000 Gres=gpu:$gpus State=UNKNOWN"
+        echo "NodeName=$name NodeHostname=$name NodeAddr=$name Port=$port Sockets=2 CoresPerSocket=$((gpus * 4)) ThreadsPerCore=1 RealMemory=$((gpus * 50000)) Gres=gpu:$gpus State=UNKNOWN"
         [[ " $partitions " == *" $partition "* ]] || partitions="$partitions $partition"
     done < <(extra_nodes)
     for partition in $partitions; do

@@ -94,13 +94,16 @@ def failed_spawn_message(
 
 
 @contextmanager
-def late_sbatch() -> Iterator[Path]:
+def late_sbatch(deaf: bool = False) -> Iterator[Path]:
     """A Slurm bin directory whose sbatch submits, then answers only a minute later: for the
-    caller, a submission that timed out although the job is in the queue."""
+    caller, a submission that timed out although the job is in the queue. `deaf`: it ignores
+    SIGTERM too, so that ending it takes the spawner's grace second and a SIGKILL."""
     # Outside pytest's 0700 temporary tree: sbatch runs as the user.
     bin_dir = Path(tempfile.mkdtemp(prefix="late-sbatch-"))
     bin_dir.chmod(0o755)
-    (bin_dir / "sbatch").write_text('#!/bin/sh\n/usr/bin/sbatch "$@"\nexec sleep 60\n')
+    # An ignored signal stays ignored across exec: the sleep is deaf too.
+    trap = "trap '' TERM\n" if deaf else ""
+    (bin_dir / "sbatch").write_text(f'#!/bin/sh\n{trap}/usr/bin/sbatch "$@"\nexec sleep 60\n')
     (bin_dir / "sbatch").chmod(0o755)
     for command in ("squeue", "scancel", "scontrol", "sinfo"):
         (bin_dir / command).symlink_to(f"/usr/bin/{command}")
@@ -108,3 +111,32 @@ def late_sbatch() -> Iterator[Path]:
         yield bin_dir
     finally:
         shutil.rmtree(bin_dir)
+
+
+@contextmanager
+def late_sbatch_hub(
+    state: Path, env: dict[str, str], *, slurm_timeout: int, deaf: bool = False
+) -> Iterator[Hub]:
+    """A hub of its own on port 8400 (its settings `env`) whose Slurm commands go through
+    late_sbatch(deaf); frank's jobs are gone after it."""
+    with late_sbatch(deaf) as bin_dir:
+        state.mkdir(mode=0o700)
+        env = {
+            **env,
+            "PORTAL_SLURM_BIN_DIR": str(bin_dir),
+            "PORTAL_SLURM_TIMEOUT": str(slurm_timeout),
+        }
+        instance = Hub(state, 8400, env=env)
+        instance.start()
+        try:
+            yield instance
+        finally:
+            instance.stop()
+            subprocess.run(["scancel", "--user=frank"], check=False, timeout=20)
+            wait_for(lambda: not _jobs_of("frank"), 30, "frank's jobs to end")
+
+
+def _jobs_of(user: str) -> str:
+    return subprocess.run(
+        ["squeue", "-h", f"--user={user}"], capture_output=True, text=True
+    ).stdout.strip()

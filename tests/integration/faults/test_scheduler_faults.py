@@ -13,17 +13,17 @@ from pathlib import Path
 import pytest
 
 from tests.hubproc import REPO, Hub, wait_for
-from tests.integration import second_lane
-from tests.integration.conftest import cancel_user_jobs, user_jobs
+from tests.integration.conftest import user_jobs
 from tests.integration.faults.helpers import (
     failed_spawn_message,
     home_page,
-    late_sbatch,
+    late_sbatch_hub,
     running_session,
     scontrol,
     spawn,
     state_of,
 )
+from tests.integration.second_lane import HUB_ENV
 
 pytestmark = pytest.mark.integration
 
@@ -80,19 +80,12 @@ def test_a_node_set_down_requeues_the_session_which_is_kept(hub: Hub, clean: Non
 
 
 @pytest.fixture
-def late_hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Hub]:
+def late_hub(tmp_path: Path) -> Iterator[Hub]:
     """A hub of its own whose sbatch submits, then answers only after the spawner gave up."""
-    with late_sbatch() as bin_dir:
-        monkeypatch.setenv("PORTAL_SLURM_BIN_DIR", str(bin_dir))
-        monkeypatch.setenv("PORTAL_SLURM_TIMEOUT", "3")
-        state = tmp_path / "hub"
-        state.mkdir(mode=0o700)
-        # The second lane's partition, under a hub id of its own.
-        instance = Hub(state, 8400, env={**second_lane.HUB_ENV, "PORTAL_HUB_ID": "test-late"})
-        instance.start()
+    with late_sbatch_hub(
+        tmp_path / "hub", {**HUB_ENV, "PORTAL_HUB_ID": "test-late"}, slurm_timeout=3
+    ) as instance:
         yield instance
-        instance.stop()
-        cancel_user_jobs("frank")
 
 
 def test_an_sbatch_that_times_out_after_submitting_gives_one_job(hub: Hub, clean, late_hub):

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import cancel_user_jobs, user_jobs
-from tests.integration.faults.helpers import home_page, spawn, state_of
-from tests.integration.second_lane import NODES, fill_lane_gpus
+from tests.integration.faults.helpers import home_page, late_sbatch_hub, spawn, state_of
+from tests.integration.second_lane import HUB_ENV, NODES, fill_lane_gpus
 
 pytestmark = pytest.mark.integration
 
@@ -77,3 +79,32 @@ def test_options_that_fail_the_checks_are_never_stored(hub: Hub, clean: None):
     assert hub.api(frank, "POST", "/users/frank/server", json={}).status_code in (201, 202)
     hub.wait_ready(frank, "frank")
     assert user_jobs("frank", "%l") == ["2:00:00"]
+
+
+@pytest.fixture
+def slow_to_cancel_hub(tmp_path: Path) -> Iterator[Hub]:
+    """A hub of its own whose spawns hang in an sbatch that submits, then ignores SIGTERM: a
+    cancelled spawn takes over a second to end (the spawner's TERM grace, then KILL)."""
+    with late_sbatch_hub(
+        tmp_path / "hub", {**HUB_ENV, "PORTAL_HUB_ID": "test-deaf"}, slurm_timeout=45, deaf=True
+    ) as instance:
+        yield instance
+
+
+def test_stop_during_a_spawn_slow_to_cancel_ends_the_job_and_the_server(
+    hub: Hub, clean: None, slow_to_cancel_hub: Hub
+):
+    """JupyterHub gives a cancelled spawn one second before it stops the server; past that its
+    DELETE answered 500 and left the server record and the job behind
+    (gpuportal_spawner.stop_handler)."""
+    late = slow_to_cancel_hub
+    frank = late.login("frank")
+    assert spawn(late, frank, "frank").status_code in (201, 202)
+    # Submitted, and the spawn still waits on the sbatch that submitted it.
+    [job_id] = wait_for(lambda: user_jobs("frank", "%i"), 20, "frank's job")
+
+    response = late.api(frank, "DELETE", "/users/frank/server")
+    assert response.status_code in (202, 204), response.text
+    wait_for(lambda: late.server(frank, "frank") is None, 30, "the server to go")
+    wait_for(lambda: state_of(job_id) in ("", "CANCELLED"), 30, "the job to end")
+    assert "Interrupting the spawn of frank" in late.log_tail(300)

@@ -1,0 +1,81 @@
+"""A kernel in a user's running JupyterLab, driven as the notebook page drives it: started over
+the REST API, then code sent and its result read over the kernel's websocket (Jupyter's
+messaging protocol, JSON frames), through the hub's proxy as a browser's would go.
+
+This is what JupyterHub's load testers do (start a kernel, run `5 * 4`, read `20`).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+import requests
+import websocket  # websocket-client: what jupyter_server itself depends on
+
+
+class KernelError(Exception):
+    """The kernel could not be started, reached or did not answer `20`."""
+
+
+class Kernel:
+    def __init__(self, hub_url: str, user: str, token: str) -> None:
+        self.user = user
+        self._base = f"{hub_url}/user/{user}/api/kernels"
+        self._headers = {"Authorization": f"token {token}"}
+        self._session = uuid.uuid4().hex
+        answer = requests.post(self._base, headers=self._headers, json={}, timeout=60)
+        if answer.status_code != 201:
+            raise KernelError(f"kernel start: HTTP {answer.status_code}")
+        self.kernel_id = answer.json()["id"]
+        channels = f"{self._base}/{self.kernel_id}/channels".replace("http", "ws", 1)
+        try:
+            self._socket = websocket.create_connection(
+                channels, header=[f"Authorization: token {token}"], timeout=60
+            )
+        except (OSError, websocket.WebSocketException) as error:
+            raise KernelError(f"websocket: {type(error).__name__}") from None
+
+    def _execute_request(self, code: str) -> dict[str, Any]:
+        return {
+            "header": {
+                "msg_id": uuid.uuid4().hex,
+                "username": self.user,
+                "session": self._session,
+                "msg_type": "execute_request",
+                "version": "5.3",
+            },
+            "parent_header": {},
+            "metadata": {},
+            "content": {"code": code, "silent": False, "store_history": False},
+            "channel": "shell",
+        }
+
+    def round_trip(self, code: str = "5 * 4", expect: str = "20") -> float:
+        """Seconds from sending the code to reading its result; KernelError if it is not
+        `expect`."""
+        request = self._execute_request(code)
+        begun = time.monotonic()
+        try:
+            self._socket.send(json.dumps(request))
+            while True:
+                message = json.loads(self._socket.recv())
+                if message.get("parent_header", {}).get("msg_id") != request["header"]["msg_id"]:
+                    continue
+                kind = message.get("msg_type") or message.get("header", {}).get("msg_type")
+                if kind == "execute_result":
+                    got = message["content"]["data"].get("text/plain")
+                    if got != expect:
+                        raise KernelError(f"kernel answered {got!r}")
+                    return time.monotonic() - begun
+                if kind == "error":
+                    raise KernelError(f"kernel error {message['content'].get('ename')}")
+        except (OSError, websocket.WebSocketException) as error:
+            raise KernelError(f"websocket: {type(error).__name__}") from None
+
+    def close(self) -> None:
+        """The socket closed and the kernel shut down (as closing the notebook and its kernel)."""
+        self._socket.close()
+        requests.delete(f"{self._base}/{self.kernel_id}", headers=self._headers, timeout=60)
