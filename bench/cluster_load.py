@@ -169,8 +169,17 @@ _USER_RPC = re.compile(r"^\s+(\S+)\s+\(\s*(\d+)\)\s+count:(\d+)")
 
 def rpcs_by_user() -> Counter[str]:
     """slurmctld's count of RPCs per user since its start (sdiag)."""
+    return _sdiag_counts("Remote Procedure Call statistics by user")
+
+
+def rpcs_by_type() -> Counter[str]:
+    """slurmctld's count of RPCs per message type (REQUEST_JOB_INFO, ...) since its start."""
+    return _sdiag_counts("Remote Procedure Call statistics by message type")
+
+
+def _sdiag_counts(title: str) -> Counter[str]:
     out = subprocess.run(["sdiag"], capture_output=True, text=True, check=True).stdout
-    section = out.split("Remote Procedure Call statistics by user", 1)[-1]
+    section = out.split(title, 1)[-1].split("Remote Procedure Call statistics by", 1)[0]
     counts: Counter[str] = Counter()
     for line in section.splitlines():
         match = _USER_RPC.match(line)

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -42,7 +43,15 @@ from types import FrameType
 import requests
 
 from bench.bench_nodes import PARTITION, bench_nodes
-from bench.cluster_load import bench_users, password_of, percentile, remove_jobs, rpcs_by_user
+from bench.cluster_load import (
+    CommandLog,
+    bench_users,
+    password_of,
+    percentile,
+    remove_jobs,
+    rpcs_by_type,
+    rpcs_by_user,
+)
 from bench.kernel_trip import Kernel
 from bench.page_load import Timings, every_minute, get_page
 from bench.proc_usage import Usage, hub_usage, print_usage, process_usage
@@ -52,6 +61,7 @@ from tests.postgres import fresh_database
 
 PORT = 8600
 STOCK_CONFIG = REPO / "bench" / "stock_jupyterhub_config.py"
+LAST_HUB_LOG = Path("/tmp/bench-scale-hub.log")
 ADMIN = "carol"
 PAGINATED = {"Accept": "application/jupyterhub-pagination+json"}
 # What a production hub runs with (gpuportal_core.settings' defaults), not the tests' seconds.
@@ -77,6 +87,7 @@ class Run:
     ready_after_burst: set[str] = field(default_factory=set)
     promoted: list[int] = field(default_factory=list)  # sessions started per freed node
     seconds: dict[str, list[float]] = field(default_factory=dict)  # "phase: kind" -> timings
+    commands: CommandLog | None = None  # the hub's and its services' Slurm commands, logged
 
     def keep(self, phase: str, timings: Timings) -> None:
         self.problems += timings.errors
@@ -312,23 +323,38 @@ def rest(run: Run, running: set[str], seconds: float, period: float = 60) -> Non
     for index in range(len(tasks) - 1, -1, -stride):
         tasks.insert(index, partial(timings.timed, "/hub/api/users", partial(_list_users, run)))
     print(f"rest: {seconds:.0f} s, {len(running)} running, {len(run.users) - len(running)} queued")
-    rpcs_before, before, begun = rpcs_by_user(), run.usage(), time.monotonic()
+    rpcs_before, types_before = rpcs_by_user(), rpcs_by_type()
+    before, begun, wall_begun = run.usage(), time.monotonic(), time.time()
     every_minute(tasks, seconds, period=period)
     took = time.monotonic() - begun
-    rpcs_after, after = rpcs_by_user(), run.usage()
+    rpcs_after, types_after, after = rpcs_by_user(), rpcs_by_type(), run.usage()
     for kernel in kernels.values():
         with contextlib.suppress(Exception):
             kernel.close()
     timings.print()
     run.keep("rest", timings)
     print_usage(before, after, took)
-    per_minute = {
-        user: (rpcs_after[user] - rpcs_before[user]) * 60 / took
-        for user in rpcs_after
-        if rpcs_after[user] > rpcs_before[user]
-    }
-    shown = ", ".join(f"{user} {count:.0f}" for user, count in sorted(per_minute.items()))
-    print(f"  Slurm RPCs per minute (sdiag, by user): {shown or 'none'}")
+    print(f"  Slurm RPCs per minute (sdiag), by user: {_per_minute(rpcs_before, rpcs_after, took)}")
+    print(f"    by type: {_per_minute(types_before, types_after, took)}")
+    if run.commands is not None:
+        calls = Counter(
+            command_kind(name, args)
+            for _, name, args in run.commands.calls(wall_begun, wall_begun + took)
+        )
+        shown = ", ".join(f"{kind} {count * 60 / took:.1f}" for kind, count in calls.most_common())
+        print(f"  Slurm commands per minute by the hub and its services: {shown or 'none'}")
+
+
+def _per_minute(before: Counter[str], after: Counter[str], seconds: float) -> str:
+    grown = {key: (after[key] - before[key]) * 60 / seconds for key in after}
+    shown = [f"{key} {count:.0f}" for key, count in sorted(grown.items()) if count > 0]
+    return ", ".join(shown) or "none"
+
+
+def command_kind(name: str, args: str) -> str:
+    """A Slurm command by its name and option names (values left out): which call it is."""
+    options = [word.split("=", 1)[0] for word in args.split() if word.startswith("-")]
+    return " ".join([name, *options[:4]])
 
 
 def promotion(run: Run, steps: int) -> None:
@@ -402,19 +428,23 @@ def _exit_on_term(signum: int, frame: FrameType | None) -> None:
 
 
 @contextlib.contextmanager
-def bench_hub(db: str, stock: bool = False) -> Iterator[Hub]:
+def bench_hub(db: str, stock: bool = False, commands: CommandLog | None = None) -> Iterator[Hub]:
     """The bench's hub: ours, or stock batchspawner + wrapspawner (no internal TLS: it has
     none for jobs on other hosts) with everything else the same."""
     with contextlib.ExitStack() as stack:
         env = {"PORTAL_HUB_ID": "bench", "PORTAL_PARTITION": PARTITION, **PRODUCTION_INTERVALS}
         if stock:
             env["PORTAL_INTERNAL_TLS"] = "0"
+        if commands is not None:
+            env["PORTAL_SLURM_BIN_DIR"] = str(commands.folder)
         if db == "postgresql":
             env["PORTAL_HUB_DATABASE_URL"] = stack.enter_context(fresh_database("jupyterhub_bench"))
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-hub-")))
         state.chmod(0o700)
         hub = Hub(state, PORT, config=STOCK_CONFIG if stock else HUB_CONFIG, env=env)
         hub.start()
+        # The hub's log outlives its state folder: what went wrong is read there.
+        stack.callback(shutil.copyfile, hub.log_path, LAST_HUB_LOG)
         stack.callback(hub.stop)
         yield hub
 
@@ -426,7 +456,8 @@ def hold_spare_gpus(nodes: list[str], gpus: int, runnable: int) -> list[tuple[st
     for index, node in enumerate(nodes):
         count = min(gpus, max(0, spare - index * gpus))
         if count:
-            [job_id] = fill_gpus(node, gpus=count, partition=PARTITION)
+            # Longer than any run: a blocker ending on its own would promote sessions early.
+            [job_id] = fill_gpus(node, gpus=count, partition=PARTITION, minutes=120)
             held.append((job_id, count))
     return held
 
@@ -468,7 +499,10 @@ def scale_run(
             else []
         )
         stack.enter_context(guard(False))
-        run = Run(stack.enter_context(bench_hub(shape.db, shape.stock)), users)
+        commands = CommandLog()
+        stack.callback(commands.remove)
+        hub = stack.enter_context(bench_hub(shape.db, shape.stock, commands))
+        run = Run(hub, users, commands=commands)
         logins(run, shape.login_workers)
         if not nodes:
             return run

@@ -160,6 +160,12 @@ c.Spawner.default_url = "/lab"
 # gpuportal_core.culling.CullLimits.start_wait).
 c.Spawner.start_timeout = settings.start_timeout
 c.Spawner.http_timeout = 60
+# JupyterHub counts a session waiting in the Slurm queue as a spawn under way, and refuses
+# spawns past concurrent_spawn_limit (100 by default) with 429: a course of 300 asking at once
+# on 100 free GPUs would have 100 of them refused rather than queued. A queued spawn costs the
+# hub little (one shared squeue for all: gpuportal_core.poller), so the limit is Slurm's
+# queue, with a hub-wide bound as the safety net (bench/scale.py).
+c.JupyterHub.concurrent_spawn_limit = settings.spawn_limit
 # How often the hub asks each server's job how it is (one shared squeue for all of them).
 c.Spawner.poll_interval = settings.poll_interval
 

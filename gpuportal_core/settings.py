@@ -71,6 +71,10 @@ class HubSettings(ClusterSettings):
     start_timeout: int = Field(
         300, description="Seconds JupyterLab may take to start once its job runs."
     )
+    spawn_limit: int = Field(
+        2000,
+        description="Sessions starting or queued at once, hub-wide (429 past it). 0: no limit.",
+    )
     poll_interval: int = Field(
         30, description="Seconds between the hub's checks of every session (one squeue)."
     )

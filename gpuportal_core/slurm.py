@@ -9,6 +9,7 @@ import os
 import posixpath
 import signal
 import time
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -115,6 +116,25 @@ def _observed(argv: Sequence[str], started: float, outcome: str) -> None:
         observer(name, seconds, outcome)
 
 
+# At most this many commands at once in one process (the hub, the portal). A burst of spawns
+# started every command at once (a key written as the user, a submission, a lookup, each
+# through sudo): 300 of them starved the machine and a third of the submissions outlived their
+# timeout (bench/scale.py). Taking turns, first come first served, each command runs quickly.
+MAX_CONCURRENT = 8
+_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _turn() -> asyncio.Semaphore:
+    """This event loop's turns (a semaphore belongs to one loop)."""
+    loop = asyncio.get_running_loop()
+    turns = _turns.get(loop)
+    if turns is None:
+        turns = _turns[loop] = asyncio.Semaphore(MAX_CONCURRENT)
+    return turns
+
+
 async def run_command(
     argv: Sequence[str],
     *,
@@ -132,29 +152,30 @@ async def run_command(
     env: the command's whole environment (default: command_env()); this process's own
     environment never passes through.
     """
-    started = time.monotonic()
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        stdin=asyncio.subprocess.PIPE if input_text is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=dict(env) if env is not None else command_env(),
-        start_new_session=True,
-        umask=COMMAND_UMASK,
-    )
-    data = input_text.encode() if input_text is not None else None
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(data), timeout)
-    except TimeoutError:
-        await _kill_group(proc)
-        _observed(argv, started, "timeout")
-        raise SlurmUnavailable(argv, -9, f"no answer within {timeout:g} s") from None
-    except asyncio.CancelledError:
-        await _kill_group(proc)
-        raise
-    returncode = proc.returncode if proc.returncode is not None else -1
-    _observed(argv, started, "ok" if returncode == 0 else "error")
-    return CommandResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+    async with _turn():  # waiting for a turn is not part of the timeout
+        started = time.monotonic()
+        proc = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=asyncio.subprocess.PIPE if input_text is not None else asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=dict(env) if env is not None else command_env(),
+            start_new_session=True,
+            umask=COMMAND_UMASK,
+        )
+        data = input_text.encode() if input_text is not None else None
+        try:
+            out, err = await asyncio.wait_for(proc.communicate(data), timeout)
+        except TimeoutError:
+            await _kill_group(proc)
+            _observed(argv, started, "timeout")
+            raise SlurmUnavailable(argv, -9, f"no answer within {timeout:g} s") from None
+        except asyncio.CancelledError:
+            await _kill_group(proc)
+            raise
+        returncode = proc.returncode if proc.returncode is not None else -1
+        _observed(argv, started, "ok" if returncode == 0 else "error")
+        return CommandResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"))
 
 
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:

@@ -162,6 +162,13 @@ class SessionJob(SessionJobSettings):
             await self.files.write_token(log_dir, self.api_token)
         except OSError as error:
             raise spawn_error(str(error), reason="log_dir", status_code=500) from None
+        except SlurmUnavailable:  # the write, as the user through sudo, did not end in time
+            raise spawn_error(
+                "The login host is too busy to prepare your session just now; please try "
+                "again in a minute.",
+                reason="busy",
+                status_code=503,
+            ) from None
 
     def get_state(self) -> dict[str, Any]:
         state: dict[str, Any] = super().get_state()

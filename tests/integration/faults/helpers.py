@@ -13,19 +13,26 @@ import requests
 
 from tests.hubproc import Hub, wait_for
 
-BLOCKER = "#!/bin/bash\n#SBATCH -o /dev/null\n#SBATCH --mem=1G\n#SBATCH -t 00:10:00\nsleep 600\n"
+
+def blocker_script(minutes: int = 10) -> str:
+    return (
+        f"#!/bin/bash\n#SBATCH -o /dev/null\n#SBATCH --mem=1G\n#SBATCH -t {minutes}\n"
+        f"sleep {minutes * 60}\n"
+    )
 
 
-def fill_gpus(*nodes: str, gpus: int = 4, user: str = "carol", partition: str = "gpu") -> list[str]:
+def fill_gpus(
+    *nodes: str, gpus: int = 4, user: str = "carol", partition: str = "gpu", minutes: int = 10
+) -> list[str]:
     """Take every GPU of the nodes as an admin (the second lane's: grace, on its partition), so
-    that the next request has to wait."""
+    that the next request has to wait (for `minutes` at most)."""
     return [
         subprocess.run(
             [
                 *("sudo", "-u", user, "sbatch", "--parsable", f"--gres=gpu:{gpus}"),
                 *(f"-w{node}", f"--partition={partition}"),
             ],
-            input=BLOCKER,
+            input=blocker_script(minutes),
             capture_output=True,
             text=True,
             check=True,

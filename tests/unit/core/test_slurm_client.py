@@ -7,10 +7,12 @@ these pin the rules down without sudo or Slurm.
 from __future__ import annotations
 
 import asyncio
+import weakref
 from pathlib import Path
 
 import pytest
 
+from gpuportal_core import slurm
 from gpuportal_core.slurm import SlurmClient, command_env, run_command
 
 SECRET = "PORTAL_DATABASE_URL"
@@ -63,3 +65,26 @@ def test_command_env_adds_what_the_caller_names(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setenv("LANG", "de_DE.UTF-8")
     env = command_env({"HOME": "/home/bob"})
     assert env["LANG"] == "de_DE.UTF-8" and env["HOME"] == "/home/bob"
+
+
+def test_commands_take_turns_and_a_wait_for_a_turn_is_not_timed(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Twelve commands at once run at most MAX_CONCURRENT at a time; each has 1 s, and the
+    ones that waited for a turn (0.4 s or more) are not timed out for it."""
+    monkeypatch.setattr(slurm, "MAX_CONCURRENT", 4)
+    monkeypatch.setattr(slurm, "_turns", weakref.WeakKeyDictionary())
+    # Each says how many are running as it starts (a file each while it runs).
+    script = 'touch "$1/$$"; ls "$1" | wc -l; sleep 0.4; rm "$1/$$"'
+
+    async def twelve() -> list[slurm.CommandResult]:
+        return await asyncio.gather(
+            *(
+                run_command(["sh", "-c", script, "sh", str(tmp_path)], timeout=1.0)
+                for _ in range(12)
+            )
+        )
+
+    results = asyncio.run(twelve())
+    assert all(result.returncode == 0 for result in results)
+    assert max(int(result.stdout) for result in results) == 4
