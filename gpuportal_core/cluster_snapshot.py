@@ -59,12 +59,21 @@ class ClusterSnapshot:
                 self._done = time.monotonic()
             return self._last
 
-    async def get_within(self, seconds: float, *, newer_than: float = 0.0) -> Snapshot | None:
+    async def get_within(
+        self, seconds: float, *, newer_than: float = 0.0, first: bool = False
+    ) -> Snapshot | None:
         """As get(), but a page never waits longer than `seconds` for a slow Slurm: then it
-        gets the last snapshot, and the look goes on in the background for the next caller."""
+        gets the last snapshot, and the look goes on in the background for the next caller.
+
+        first: with no last snapshot to fall back on, wait for this look (a spawn that needs the
+        nodes: at a hub's start, during a burst of spawns, the first look can take longer than
+        `seconds`, and None would fail the spawn as if Slurm did not answer)."""
+        look = asyncio.shield(self.get(newer_than=newer_than))
         try:
-            return await asyncio.wait_for(asyncio.shield(self.get(newer_than=newer_than)), seconds)
+            return await asyncio.wait_for(look, seconds)
         except TimeoutError:
+            if first and self._last is None:
+                return await self.get(newer_than=newer_than)
             return self._last
 
     def _fresh(self, newer_than: float = 0.0) -> bool:

@@ -105,7 +105,7 @@ class GpuSlurmSpawner(SessionJob):
         not known here: every GPU node)."""
         snapshot = await Snapshots.get(
             bin_dir=self.slurm_bin_dir, timeout=self.slurm_timeout, ttl=self.capacity_ttl
-        ).get_within(2.0)  # a slow Slurm: the last look (nodes change seldom)
+        ).get_within(2.0, first=True)  # a slow Slurm: the last look (nodes change seldom)
         if snapshot is None:
             raise scheduler_silent_for("its nodes could not be read")
         request = self.spawn_request

@@ -72,6 +72,22 @@ def test_a_slow_slurm_never_holds_a_page_longer_than_asked() -> None:
     asyncio.run(main())
 
 
+def test_a_spawn_with_nothing_known_yet_waits_for_the_first_look() -> None:
+    """A burst of spawns at a hub's start: the first look took longer than the page's wait,
+    and the spawns failed as if Slurm did not answer (bench/scale.py: 36 of 300)."""
+
+    async def take() -> tuple[list[NodeGpus], list[GpuJob]]:
+        await asyncio.sleep(0.3)
+        return NODES, []
+
+    async def main() -> None:
+        snapshot = ClusterSnapshot(take, ttl=60)
+        first = await snapshot.get_within(0.05, first=True)
+        assert first is not None and first.nodes == NODES and snapshot.queries == 1
+
+    asyncio.run(main())
+
+
 def test_a_look_older_than_a_job_is_taken_again_for_it() -> None:
     async def take() -> tuple[list[NodeGpus], list[GpuJob]]:
         return NODES, []
