@@ -45,6 +45,10 @@ async def queued_note(
         runtime=request.runtime,
         now=now,
     )
+    if info.reason == "Priority" and place.position == 1:
+        # First in its partition's line: the jobs Slurm ranks higher wait for other nodes
+        # (another partition's), so "others are ahead" would contradict "1st of N".
+        why = f"Job {info.job_id} is queued: {describe_reason('None')}."
     slurm_start = slurm_datetime(info.start)  # "N/A" until Slurm's backfill looked at it
     words = describe_queue(
         place, partition=profile.partition, slurm_start=slurm_start, waited=waited, now=now

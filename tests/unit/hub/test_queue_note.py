@@ -34,3 +34,19 @@ def test_a_hub_with_no_answer_yet_says_the_place_in_line_is_coming() -> None:
         "start follow as soon as Slurm answers (waiting 3 s so far)."
     )
     assert percent == 15
+
+
+def test_first_in_its_partition_is_never_told_others_are_ahead() -> None:
+    """Slurm says Priority when higher-ranked jobs wait elsewhere (another partition's nodes);
+    first in its own partition's line, the note must not say others are ahead of it."""
+    node = NodeGpus("gpu01", partitions=("gpu",), total=4, used=4)
+    job = JobInfo("18", "PENDING", "Priority", "", "N/A", "alice")
+
+    async def taken() -> tuple[list[NodeGpus], list[GpuJob]]:
+        return [node], []
+
+    message, _ = asyncio.run(
+        queued_note(job, REQUEST, ClusterSnapshot(taken), waited=0, submitted=-1.0)
+    )
+    assert message.startswith("Job 18 is queued: waiting for the scheduler to place it. 1st of")
+    assert "higher priority" not in message
