@@ -62,6 +62,8 @@ from tests.postgres import fresh_database
 PORT = 8600
 STOCK_CONFIG = REPO / "bench" / "stock_jupyterhub_config.py"
 LAST_HUB_LOG = Path("/tmp/bench-scale-hub.log")
+# The admin whose jobs hold the GPUs beyond the runnable ones, and who lists the users. The tests'
+# second lane passes its own (grace): the first lane's tests cancel every job of carol's.
 ADMIN = "carol"
 PAGINATED = {"Accept": "application/jupyterhub-pagination+json"}
 # What a production hub runs with (gpuportal_core.settings' defaults), not the tests' seconds.
@@ -81,6 +83,7 @@ class Run:
 
     hub: Hub
     users: list[str]
+    admin_name: str = ADMIN
     sessions: dict[str, requests.Session] = field(default_factory=dict)
     blockers: list[tuple[str, int]] = field(default_factory=list)
     problems: Counter[str] = field(default_factory=Counter)
@@ -95,7 +98,7 @@ class Run:
 
     @property
     def admin(self) -> requests.Session:
-        return self.sessions[ADMIN]
+        return self.sessions[self.admin_name]
 
     def usage(self) -> dict[str, Usage]:
         assert self.hub.proc is not None
@@ -197,7 +200,7 @@ def logins(run: Run, workers: int) -> None:
     )
     print_usage(before, run.usage(), took)
     run.sessions = {user: session for user, (_, _, session) in zip(run.users, results, strict=True)}
-    run.sessions[ADMIN] = run.hub.login(ADMIN)
+    run.sessions[run.admin_name] = run.hub.login(run.admin_name)
 
 
 def _pages_meanwhile(run: Run, timings: Timings, done: threading.Event) -> None:
@@ -449,7 +452,9 @@ def bench_hub(db: str, stock: bool = False, commands: CommandLog | None = None) 
         yield hub
 
 
-def hold_spare_gpus(nodes: list[str], gpus: int, runnable: int) -> list[tuple[str, int]]:
+def hold_spare_gpus(
+    nodes: list[str], gpus: int, runnable: int, admin: str
+) -> list[tuple[str, int]]:
     """The GPUs beyond `runnable` taken by the admin's jobs, node after node."""
     spare = len(nodes) * gpus - runnable
     held = []
@@ -457,7 +462,7 @@ def hold_spare_gpus(nodes: list[str], gpus: int, runnable: int) -> list[tuple[st
         count = min(gpus, max(0, spare - index * gpus))
         if count:
             # Longer than any run: a blocker ending on its own would promote sessions early.
-            [job_id] = fill_gpus(node, gpus=count, partition=PARTITION, minutes=120)
+            [job_id] = fill_gpus(node, gpus=count, user=admin, partition=PARTITION, minutes=120)
             held.append((job_id, count))
     return held
 
@@ -477,6 +482,7 @@ class Shape:
     promote: int = 2
     login_workers: int = 20
     stock: bool = False  # stock batchspawner + wrapspawner instead of ours
+    admin: str = ADMIN
 
 
 def scale_run(
@@ -502,12 +508,12 @@ def scale_run(
         commands = CommandLog()
         stack.callback(commands.remove)
         hub = stack.enter_context(bench_hub(shape.db, shape.stock, commands))
-        run = Run(hub, users, commands=commands)
+        run = Run(hub, users, shape.admin, commands=commands)
         logins(run, shape.login_workers)
         if not nodes:
             return run
-        stack.callback(remove_jobs, [ADMIN])
-        run.blockers = hold_spare_gpus(nodes, shape.gpus, shape.running)
+        stack.callback(remove_jobs, [shape.admin])
+        run.blockers = hold_spare_gpus(nodes, shape.gpus, shape.running, shape.admin)
         try:
             run.ready_after_burst = spawn_burst(run, shape.running)
             if shape.rest:

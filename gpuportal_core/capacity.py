@@ -33,6 +33,11 @@ HOLDING = ("RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED")
 _GPU = re.compile(r"gpu(?::([^:,()]+))?:(\d+)")
 # Node states whose GPUs can be given out (now, or when their jobs end).
 _USABLE = ("idle", "mixed", "allocated", "completing")
+# sinfo's flag for a node slurmctld cannot reach: Slurm places nothing on it. sinfo also prints
+# a DOWN node that still holds a job's CPUs as "mixed*" (it rewrites any partly used node to
+# MIXED, whatever its base state; seen in CI after a node was cut off), so the flag, not the word,
+# tells such a node apart.
+_NOT_RESPONDING = "*"
 FAR_FUTURE = datetime.max
 
 
@@ -111,7 +116,7 @@ def parse_nodes(text: str) -> list[NodeGpus]:
             continue
         name, partition, gres, used, state = parts[:5]
         gpu_type, total = gpus_in(gres)
-        usable = state.rstrip("*~#!%$@^-+").lower() in _USABLE
+        usable = state.rstrip("*~#!%$@^-+").lower() in _USABLE and _NOT_RESPONDING not in state
         before = merged.get(name)
         partitions = (
             (*before.partitions, partition.rstrip("*")) if before else (partition.rstrip("*"),)

@@ -42,9 +42,14 @@ def test_sinfo_and_squeue_lines_as_slurm_22_05_prints_them() -> None:
         "gpu02|gpu*|gpu:a100:4(S:0-1)|gpu:a100:0(IDX:N/A)|idle\n"
         "gpu03|gpu*|gpu:4|gpu:0|down*\n"
         "gpu01|debug|gpu:4|gpu:3|mixed\n"
+        "gpu04|gpu*|gpu:4|gpu:1|mixed*\n"
+        "gpu05|gpu*|gpu:4|gpu:0|idle*\n"
     )
+    # gpu04 and gpu05 do not answer slurmctld (sinfo's "*"; gpu04 may even be DOWN, which sinfo
+    # prints as mixed while it holds a job's CPUs): Slurm starts nothing there.
     assert [(n.name, n.free, n.gpu_type) for n in nodes] == [
-        ("gpu01", 1, ""), ("gpu02", 4, "a100"), ("gpu03", 0, "")
+        ("gpu01", 1, ""), ("gpu02", 4, "a100"), ("gpu03", 0, ""), ("gpu04", 0, ""),
+        ("gpu05", 0, ""),
     ]  # fmt: skip
     assert nodes[0].partitions == ("gpu", "debug")
     assert free_gpus(nodes, "gpu") == {"": (1, 4), "a100": (4, 4)}
