@@ -2,16 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
-import os
-import posixpath
-import signal
-import time
-import weakref
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
 
 from gpuportal_core.accounting import ASSOC_FORMAT, Associations, parse_associations
 from gpuportal_core.capacity import (
@@ -34,6 +26,16 @@ from gpuportal_core.jobs import (
     parse_squeue,
 )
 from gpuportal_core.partitions import SINFO_FORMAT, Partition, parse_sinfo
+from gpuportal_core.slurm_commands import (
+    DEFAULT_RUN_AS,
+    CommandResult,
+    command_env,
+    run_command,
+)
+
+# The client's two errors, where its callers import them from (explicit re-exports).
+from gpuportal_core.slurm_commands import SlurmError as SlurmError
+from gpuportal_core.slurm_commands import SlurmUnavailable as SlurmUnavailable
 from gpuportal_core.tags import parse_tag
 
 log = logging.getLogger(__name__)
@@ -47,145 +49,6 @@ _UNREACHABLE_MARKERS = (
     "Connection refused",
     "Zero Bytes were transmitted",
 )
-
-
-# What every command gets as its environment, whoever it runs as: never the service's own,
-# which holds its API token and database URL. A process that runs as a user can be read by
-# that user (/proc/<pid>/environ), so the rule is "name what passes", never "pass all".
-_BASE_ENV_KEYS = ("PATH", "LANG", "LC_ALL", "SLURM_CONF", "TZ")
-# The default run-as prefix: sudo passes on only the variables named in {keep}.
-DEFAULT_RUN_AS = ("sudo", "--preserve-env={keep}", "-u", "{user}")
-# What commands create (sbatch's output files, the job's log folder) is private by default.
-COMMAND_UMASK = 0o077
-
-
-def command_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The few variables of this process that commands need, plus `extra`."""
-    env = {key: os.environ[key] for key in _BASE_ENV_KEYS if key in os.environ}
-    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
-    env.setdefault("LANG", "C.UTF-8")
-    env.update(extra or {})
-    return env
-
-
-class SlurmError(RuntimeError):
-    """A Slurm command failed; `message` is Slurm's own words, fit to show a user."""
-
-    def __init__(self, argv: Sequence[str], returncode: int, message: str) -> None:
-        self.argv = list(argv)
-        self.returncode = returncode
-        self.message = message
-        super().__init__(f"{argv[0]} exited {returncode}: {message}")
-
-
-class SlurmUnavailable(SlurmError):
-    """slurmctld could not be reached (or did not answer in time): try again later."""
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    returncode: int
-    stdout: str
-    stderr: str
-
-
-# Called after each command with (command name, seconds, outcome: "ok", "error" or "timeout"):
-# the hub and the portal count Slurm calls for their metrics (spawner/metrics, portal/metrics).
-CommandObserver = Callable[[str, float, str], None]
-_observers: list[CommandObserver] = []
-SLURM_COMMANDS = frozenset(
-    {"sbatch", "squeue", "scancel", "sinfo", "scontrol", "srun", "sacct", "sacctmgr"}
-)
-
-
-def observe_commands(observer: CommandObserver) -> None:
-    _observers.append(observer)
-
-
-def command_name(argv: Sequence[str]) -> str:
-    """The Slurm command in argv (after a sudo prefix), else the program's own name."""
-    names = [posixpath.basename(part) for part in argv]
-    return next((name for name in names if name in SLURM_COMMANDS), names[0] if names else "")
-
-
-def _observed(argv: Sequence[str], started: float, outcome: str) -> None:
-    if not _observers:
-        return
-    name, seconds = command_name(argv), time.monotonic() - started
-    for observer in _observers:
-        observer(name, seconds, outcome)
-
-
-# At most this many commands at once in one process (the hub, the portal). A burst of spawns
-# started every command at once (a key written as the user, a submission, a lookup, each
-# through sudo): 300 of them starved the machine and a third of the submissions outlived their
-# timeout (bench/scale.py). Taking turns, first come first served, each command runs quickly.
-MAX_CONCURRENT = 8
-_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
-    weakref.WeakKeyDictionary()
-)
-
-
-def _turn() -> asyncio.Semaphore:
-    """This event loop's turns (a semaphore belongs to one loop)."""
-    loop = asyncio.get_running_loop()
-    turns = _turns.get(loop)
-    if turns is None:
-        turns = _turns[loop] = asyncio.Semaphore(MAX_CONCURRENT)
-    return turns
-
-
-async def run_command(
-    argv: Sequence[str],
-    *,
-    input_text: str | None = None,
-    env: Mapping[str, str] | None = None,
-    timeout: float,
-) -> CommandResult:
-    """Run argv, feed it input_text, and kill it (its whole process group) if it outlives timeout.
-
-    The group matters: under `sudo -u USER sbatch`, killing sudo alone can leave sbatch running,
-    and a submission that goes through after we gave up is a duplicate job. Killing the group
-    makes that unlikely; looking the job up by its tag afterwards (gpuportal_core.tags) makes it
-    exact.
-
-    env: the command's whole environment (default: command_env()); this process's own
-    environment never passes through.
-    """
-    async with _turn():  # waiting for a turn is not part of the timeout
-        started = time.monotonic()
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE if input_text is not None else asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            env=dict(env) if env is not None else command_env(),
-            start_new_session=True,
-            umask=COMMAND_UMASK,
-        )
-        data = input_text.encode() if input_text is not None else None
-        try:
-            out, err = await asyncio.wait_for(proc.communicate(data), timeout)
-        except TimeoutError:
-            await _kill_group(proc)
-            _observed(argv, started, "timeout")
-            raise SlurmUnavailable(argv, -9, f"no answer within {timeout:g} s") from None
-        except asyncio.CancelledError:
-            await _kill_group(proc)
-            raise
-        returncode = proc.returncode if proc.returncode is not None else -1
-        _observed(argv, started, "ok" if returncode == 0 else "error")
-        return CommandResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"))
-
-
-async def _kill_group(proc: asyncio.subprocess.Process) -> None:
-    # TERM first, which sudo relays to the command it runs; then KILL whatever is left.
-    for sig, grace in ((signal.SIGTERM, 1.0), (signal.SIGKILL, 5.0)):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, sig)
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(proc.wait(), grace)
-            return
 
 
 def _last_line(text: str) -> str:

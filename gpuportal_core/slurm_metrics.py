@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-from gpuportal_core.slurm import observe_commands
+from gpuportal_core.slurm_commands import observe_commands
 
 BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 

@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuportal_core import slurm
-from gpuportal_core.slurm import SlurmClient, command_env, run_command
+from gpuportal_core import slurm_commands
+from gpuportal_core.slurm import SlurmClient
+from gpuportal_core.slurm_commands import command_env, run_command
 
 SECRET = "PORTAL_DATABASE_URL"
 
@@ -72,12 +73,12 @@ def test_commands_take_turns_and_a_wait_for_a_turn_is_not_timed(
 ) -> None:
     """Twelve commands at once run at most MAX_CONCURRENT at a time; each has 1 s, and the
     ones that waited for a turn (0.4 s or more) are not timed out for it."""
-    monkeypatch.setattr(slurm, "MAX_CONCURRENT", 4)
-    monkeypatch.setattr(slurm, "_turns", weakref.WeakKeyDictionary())
+    monkeypatch.setattr(slurm_commands, "MAX_CONCURRENT", 4)
+    monkeypatch.setattr(slurm_commands, "_turns", weakref.WeakKeyDictionary())
     # Each says how many are running as it starts (a file each while it runs).
     script = 'touch "$1/$$"; ls "$1" | wc -l; sleep 0.4; rm "$1/$$"'
 
-    async def twelve() -> list[slurm.CommandResult]:
+    async def twelve() -> list[slurm_commands.CommandResult]:
         return await asyncio.gather(
             *(
                 run_command(["sh", "-c", script, "sh", str(tmp_path)], timeout=1.0)

@@ -16,7 +16,7 @@ from gpuportal_core.culling import Reason
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.lifecycle import Stage
 from gpuportal_core.slurm import SlurmUnavailable
-from gpuportal_spawner import session_job
+from gpuportal_spawner import session_job, slurm_spawner
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 
 TAG = "gpuportal:session:local:alice:"
@@ -188,3 +188,41 @@ def test_a_start_that_goes_on_after_its_stop_ends_rather_than_watch_the_job() ->
     made = spawner(FakeSlurm(info("CANCELLED")), stage="ended")
     with pytest.raises(Exception, match="stopped before JupyterLab started"):
         asyncio.run(asyncio.wait_for(made._wait_until_reachable(), 5))
+
+
+def test_a_job_long_in_the_queue_is_checked_less_often_and_its_start_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every status_interval (1 s) for its first 30 s in the queue, then every 10 s; JupyterLab's
+    port call wakes the wait at once and Slurm is then asked afresh (max_age 0)."""
+    clock = [1000.0]
+    monkeypatch.setattr(slurm_spawner.time, "monotonic", lambda: clock[0])
+    waits: list[float] = []
+    made = spawner(FakeSlurm(info("PENDING")), stage="queued")
+    made._queued_since = clock[0]
+
+    async def wait_for(awaitable: Any, timeout: float) -> None:
+        awaitable.close()  # the port event's wait, never awaited here
+        waits.append(timeout)
+        clock[0] += timeout
+        if clock[0] - 1000.0 >= 60:
+            made.report_port(8888)  # JupyterLab started and called back
+        raise TimeoutError
+
+    monkeypatch.setattr(slurm_spawner.asyncio, "wait_for", wait_for)
+    asked: list[float] = []
+    fake = made.fake
+
+    async def job(job_id: str, *, max_age: float) -> JobInfo | None:
+        asked.append(max_age)
+        if made._port_ready.is_set():
+            raise RuntimeError("asked once the port came")  # ends the loop for the test
+        return fake.answer
+
+    fake.job = job  # type: ignore[method-assign]
+    with pytest.raises(RuntimeError, match="port came"):
+        asyncio.run(made._wait_until_reachable())
+    assert waits == [1.0] * 30 + [10.0] * 3
+    # Asked at 0, 1, ..., 30 s (the answer at 30 s sets the longer interval), 40 and 50 s; at
+    # 60 s the port came.
+    assert asked == [1.0] * 31 + [10.0] * 2 + [0.0]
