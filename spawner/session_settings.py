@@ -6,7 +6,7 @@ from batchspawner import SlurmSpawner
 from traitlets import Float, Integer, List, Unicode
 
 from gpuportal_core.resources import NOTEBOOKS_DIR
-from gpuportal_core.slurm import DEFAULT_RUN_AS
+from gpuportal_core.slurm_commands import DEFAULT_RUN_AS
 
 
 class SessionJobSettings(SlurmSpawner):
@@ -62,6 +62,19 @@ class SessionJobSettings(SlurmSpawner):
     )
     status_interval = Float(
         1.0, config=True, help="Seconds between job checks while a server starts, e.g. 1.0."
+    )
+    queued_status_interval = Float(
+        10.0,
+        config=True,
+        help="Seconds between job checks once a server's job has waited in the queue "
+        "`queued_checks_after` s, e.g. 10.0. JupyterLab's own call when it starts wakes the "
+        "wait at once, so this only delays how soon the waiting page shows a new reason.",
+    )
+    queued_checks_after = Float(
+        30.0,
+        config=True,
+        help="Seconds in the queue after which a job is checked every `queued_status_interval` "
+        "s rather than every `status_interval` s, e.g. 30.0.",
     )
     poll_max_age = Float(
         10.0,

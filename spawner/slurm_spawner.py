@@ -251,17 +251,28 @@ class GpuSlurmSpawner(SessionJob):
 
     # -- waiting for JupyterLab -----------------------------------------------------------
 
+    def _check_every(self, stage: Stage) -> float:
+        """Seconds between job checks: every status_interval while the job is new or starts;
+        once it has waited in the queue a while, less often. The hub's one squeue serves every
+        starting server, at the shortest interval any asks for; 200 queued sessions asked it
+        57 times a minute at 1 s (bench/scale.py), which slurmctld serves to nobody's benefit:
+        a queued job's start is told at once by its JupyterLab's port call."""
+        waited = time.monotonic() - self._queued_since
+        if stage is Stage.QUEUED and waited >= self.queued_checks_after:
+            return max(self.status_interval, self.queued_status_interval)
+        return self.status_interval
+
     async def _wait_until_reachable(self) -> str:
         asked_since_port = False
+        every = self.status_interval
         while True:
             # Ask Slurm afresh once right after the port came (the job's host is needed then);
-            # otherwise a shared answer up to status_interval old will do.
+            # otherwise a shared answer up to `every` s old will do.
             port_known = self._port_ready.is_set()
             result = self._advance(
-                await self._ask(
-                    0.0 if port_known and not asked_since_port else self.status_interval
-                )
+                await self._ask(0.0 if port_known and not asked_since_port else every)
             )
+            every = self._check_every(result.stage)
             asked_since_port = port_known
             if result.stage is Stage.QUEUED and result.do is Do.WAIT:
                 await self._cull_if_queued_too_long()
@@ -285,10 +296,10 @@ class GpuSlurmSpawner(SessionJob):
                 continue
             if port_known:
                 # Suspended or back in the queue after it reported: wait, never spin.
-                await asyncio.sleep(self.status_interval)
+                await asyncio.sleep(every)
             else:
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._port_ready.wait(), timeout=self.status_interval)
+                    await asyncio.wait_for(self._port_ready.wait(), timeout=every)
 
     async def _cull_if_queued_too_long(self) -> None:
         """The profile's queue limit: jupyterhub-idle-culler never looks at a server that is
