@@ -11,7 +11,8 @@ from collections import Counter
 import pytest
 
 from bench.bench_nodes import PARTITION
-from bench.scale import Run, Shape, live_jobs, scale_run
+from bench.scale import Shape, scale_run
+from bench.scale_state import Run, live_jobs
 from tests.integration import second_lane
 
 pytestmark = [
