@@ -24,15 +24,14 @@ async def queued_note(
 
     submitted: when the job was submitted (monotonic): the look used is one taken after it.
     """
-    why = f"Job {info.job_id} is queued: {describe_reason(info.reason)}."
     taken = await snapshot.get_within(1.0, newer_than=submitted)
     now = datetime.now().replace(microsecond=0)
     if taken is None:
         # No look at the cluster has answered since the hub started (Slurm busy placing the
         # jobs that just filled it): say that the rest is coming, rather than stop at the reason.
         return (
-            f"{why} Its place in line and expected start follow as soon as Slurm answers "
-            f"(waiting {span(waited)} so far).",
+            f"{_why(info.job_id, info.reason)} Its place in line and expected start follow as "
+            f"soon as Slurm answers (waiting {span(waited)} so far).",
             15,
         )
     profile = request.profile
@@ -45,12 +44,17 @@ async def queued_note(
         runtime=request.runtime,
         now=now,
     )
-    if info.reason == "Priority" and place.position == 1:
-        # First in its partition's line: the jobs Slurm ranks higher wait for other nodes
-        # (another partition's), so "others are ahead" would contradict "1st of N".
-        why = f"Job {info.job_id} is queued: {describe_reason('None')}."
+    # First in its partition's line: the jobs Slurm ranks higher wait for other nodes (another
+    # partition's), so "others are ahead" (Priority) would contradict "1st of N".
+    reason = "None" if info.reason == "Priority" and place.position == 1 else info.reason
     slurm_start = slurm_datetime(info.start)  # "N/A" until Slurm's backfill looked at it
     words = describe_queue(
         place, partition=profile.partition, slurm_start=slurm_start, waited=waited, now=now
     )
-    return f"{why} {words}", queue_progress(waited, slurm_start or place.start, now)
+    return f"{_why(info.job_id, reason)} {words}", queue_progress(
+        waited, slurm_start or place.start, now
+    )
+
+
+def _why(job_id: str, reason: str) -> str:
+    return f"Job {job_id} is queued: {describe_reason(reason)}."

@@ -9,22 +9,9 @@ import pytest
 import requests
 
 from tests.integration.conftest import Hub, cancel_user_jobs, user_jobs, wait_for
+from tests.integration.faults.helpers import fill_gpus
 
 pytestmark = pytest.mark.integration
-
-BLOCKER = "#!/bin/bash\n#SBATCH -o /dev/null\n#SBATCH --mem=1G\n#SBATCH -t 00:10:00\nsleep 600\n"
-
-
-def block_gpus(node: str, gpus: int) -> str:
-    """Take GPUs on a node as carol, so that the next request has to wait."""
-    out = subprocess.run(
-        ["sudo", "-u", "carol", "sbatch", "--parsable", f"--gres=gpu:{gpus}", f"--nodelist={node}"],
-        input=BLOCKER,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    return out.strip()
 
 
 def job_state(job_id: str) -> str:
@@ -61,7 +48,7 @@ def test_running_and_queued_servers_survive_a_hub_restart(hub: Hub, clean: None)
     [alice_job] = [line.split("|") for line in user_jobs("alice", "%i|%B")]
     alice_job_id, alice_node = alice_job
     other = "gpu02" if alice_node == "gpu01" else "gpu01"
-    blockers = [block_gpus(alice_node, 3), block_gpus(other, 4)]
+    blockers = fill_gpus(alice_node, gpus=3) + fill_gpus(other)
     try:
         wait_for(lambda: all(job_state(j).startswith("RUNNING") for j in blockers), 30, "blockers")
 
