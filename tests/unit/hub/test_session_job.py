@@ -142,6 +142,31 @@ def test_a_stop_cancels_its_job_and_one_found_by_its_tag_and_leaves_no_words() -
     assert (made.stage, made.note) == (Stage.ENDED, "")
 
 
+def test_a_stop_waits_for_its_jobs_end_through_the_shared_poller() -> None:
+    """Not a squeue of its own per look: stops under way at once share the poller's."""
+    fake = FakeSlurm(info("RUNNING"), tagged=[info("RUNNING", "8")])
+    answers = {"7": [info("COMPLETING"), info("CANCELLED")], "8": [None, None]}
+    asked: list[tuple[str, float]] = []
+    untracked: list[str] = []
+
+    async def job(job_id: str, *, max_age: float) -> JobInfo | None:
+        asked.append((job_id, max_age))
+        return answers[job_id].pop(0)
+
+    async def jobs(job_ids: set[str]) -> dict[str, JobInfo]:
+        raise AssertionError("a squeue of the stop's own")
+
+    fake.job = job  # type: ignore[method-assign]
+    fake.jobs = jobs  # type: ignore[method-assign]
+    fake.untrack = untracked.append  # type: ignore[method-assign]
+    made = spawner(fake, stage="ready")
+    asyncio.run(made.stop())
+    assert fake.cancelled == ["7", "8"]
+    assert sorted(asked) == [("7", 0.5), ("7", 0.5), ("8", 0.5), ("8", 0.5)]
+    assert {"7", "8"} <= set(untracked)
+    assert made.stage is Stage.ENDED
+
+
 def test_a_culled_stop_says_which_limit() -> None:
     made = spawner(FakeSlurm(info("RUNNING")), stage="ready")
     made.cull_limits = made.cull_limits.__class__(idle=3600)
