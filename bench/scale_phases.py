@@ -230,9 +230,14 @@ def _per_minute(before: Counter[str], after: Counter[str], seconds: float) -> st
 
 
 def command_kind(name: str, args: str) -> str:
-    """A Slurm command by its name and option names (values left out): which call it is."""
-    options = [word.split("=", 1)[0] for word in args.split() if word.startswith("-")]
-    return " ".join([name, *options[:4]])
+    """A Slurm command by its name and option names (values left out but --states'): which
+    call it is."""
+    options = [
+        word if word.startswith("--states=") else word.split("=", 1)[0]
+        for word in args.split()
+        if word.startswith("-") and word != "--noheader"
+    ]
+    return " ".join([name, *options])
 
 
 def promotion(run: Run, steps: int) -> None:
