@@ -125,16 +125,21 @@ def spawn_burst(run: Run, runnable: int) -> set[str]:
     print(f"  spawn request p50 {percentile(times, 50):.2f} s, p95 {percentile(times, 95):.2f} s")
     ready: set[str] = set()
     deadline = begun + 1800
+    # JupyterLab's start in CPU seconds, read as each server is first seen ready (within 2 s):
+    # read once at the end, the first ones' idle minutes since were counted too.
+    cpu, servers = 0.0, 0
     while time.monotonic() < deadline and len(ready) < runnable:
         time.sleep(2)
-        ready = users_in_state(run, "ready")
+        now_ready = users_in_state(run, "ready")
+        used, count = jupyterlab_cpu_s(sorted(now_ready - ready))
+        cpu, servers = cpu + used, servers + count
+        ready |= now_ready
     took = time.monotonic() - begun
     done.set()
     pages.join()
     print(
         f"  {len(ready)} of {runnable} runnable sessions ready {took:.1f} s after the first request"
     )
-    cpu, servers = jupyterlab_cpu_s(run.users)
     if servers:
         bound = 1.5 * cpu / servers * runnable / (os.cpu_count() or 1)
         print(

@@ -92,6 +92,8 @@ def processes_of(users: list[str]) -> int:
 
 def jupyterlab_cpu_s(users: list[str]) -> tuple[float, int]:
     """CPU seconds the users' JupyterLab processes have used so far, and how many there are."""
+    if not users:
+        return 0.0, 0
     uids = {int(subprocess.check_output(["id", "-u", user])) for user in users}
     total, count = 0.0, 0
     for path in Path("/proc").glob("[0-9]*"):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
-from gpuportal_core.capacity import GpuJob, NodeGpus
+from gpuportal_core.capacity import GpuJob, LineEstimate, NodeGpus
 from gpuportal_core.slurm import SlurmError
 
 
@@ -22,6 +22,15 @@ class Snapshot:
     nodes: list[NodeGpus]
     jobs: list[GpuJob]
     as_of: datetime  # local time, as Slurm prints its times
+    _lines: dict[str, LineEstimate] = field(default_factory=dict, compare=False, repr=False)
+
+    def line(self, partition: str) -> LineEstimate:
+        """The partition's line as of this look, placed once for every page that reads it."""
+        if partition not in self._lines:
+            self._lines[partition] = LineEstimate(
+                self.nodes, self.jobs, partition=partition, now=self.as_of
+            )
+        return self._lines[partition]
 
 
 Take = Callable[[], Awaitable[tuple[list[NodeGpus], list[GpuJob]]]]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from gpuportal_core.capacity import GpuJob, NodeGpus, estimate_start
+from gpuportal_core.capacity import LineEstimate
 
 
 @dataclass(frozen=True)
@@ -20,29 +20,14 @@ class QueuePlace:
     start: datetime | None  # the estimate from the snapshot; None: it cannot start
 
 
-def queue_place(
-    nodes: list[NodeGpus],
-    jobs: list[GpuJob],
-    *,
-    job_id: str,
-    partition: str,
-    gpus: int,
-    runtime: int,
-    now: datetime,
-) -> QueuePlace:
-    line = sorted(
-        (j for j in jobs if not j.running and j.partition == partition),
-        key=lambda j: (-j.priority, int(j.job_id) if j.job_id.isdigit() else 0),
-    )
-    ids = [j.job_id for j in line]
-    if job_id in ids:
-        position, waiting = ids.index(job_id) + 1, len(ids)
-        behind = set(ids[position - 1 :])  # this job and those after it
-        ahead = [j for j in jobs if j.job_id not in behind]
-    else:
-        position, waiting, ahead = len(ids) + 1, len(ids) + 1, jobs
-    start = estimate_start(nodes, ahead, partition=partition, gpus=gpus, runtime=runtime, now=now)
-    return QueuePlace(position, waiting, start)
+def queue_place(line: LineEstimate, *, job_id: str, gpus: int, runtime: int) -> QueuePlace:
+    """The job's place in its partition's line (LineEstimate: the line placed once per look);
+    a job the look does not show yet comes last, as a new job of `gpus` for `runtime` s."""
+    if job_id in line.starts:
+        position = line.order.index(job_id) + 1
+        return QueuePlace(position, len(line.order), line.starts[job_id])
+    waiting = len(line.order) + 1
+    return QueuePlace(waiting, waiting, line.new_job_start(gpus, runtime))
 
 
 def _ordinal(n: int) -> str:

@@ -19,7 +19,6 @@ import http.client
 import os
 import signal
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +28,12 @@ from tornado import web
 from gpuportal_session.board_answers import board_headers, fix_index, is_index, plain_request
 from gpuportal_session.hub_tls import server_context
 from gpuportal_session.singleuser import free_port, listen_address, report_port
-from gpuportal_session.tensorboard_private import RUNTIME_ENV, instances, runtime_dir
+from gpuportal_session.tensorboard_private import (
+    RUNTIME_ENV,
+    fresh_runtime_dir,
+    instances,
+    runtime_dir,
+)
 
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer", "host"}
 
@@ -159,7 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     token = Path(args.token_file).read_text().strip()
     # The board's sockets in a directory of the owner's own, made 0700 with a random name.
-    os.environ[RUNTIME_ENV] = tempfile.mkdtemp(prefix=f"gpuportal-{os.getuid()}-")
+    os.environ[RUNTIME_ENV] = fresh_runtime_dir()
     socket_path = start_board(args.logdir)
     asyncio.run(serve(socket_path, token, args.logdir, frozenset(args.group)))
 

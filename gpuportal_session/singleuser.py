@@ -11,7 +11,6 @@ import json
 import os
 import socket
 import sys
-import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -19,7 +18,7 @@ from urllib.parse import urlparse, urlunparse
 
 from gpuportal_session.hub_tls import client_context
 from gpuportal_session.session_files import link_shared, sync_templates
-from gpuportal_session.tensorboard_private import RUNTIME_ENV, runtime_dir
+from gpuportal_session.tensorboard_private import RUNTIME_ENV, fresh_runtime_dir, runtime_dir
 
 # jsonschema imports rfc3987_syntax for its "iri" format checks, and that module builds about
 # 35 Lark parsers at import: 1.2 s of a 2.6 s JupyterLab start on a 2-core node. No schema of
@@ -95,10 +94,8 @@ def prepare_tensorboard() -> None:
     directory that runs gpuportal_session.tensorboard_private with this Python.
     """
     if not os.environ.get(RUNTIME_ENV):
-        # A fresh directory with a random name, made 0700 in one step: nobody can make it
-        # first (a fixed /tmp/gpuportal-<uid> could be squatted by another user on the node).
         # The page and `%tensorboard` find it through the environment they inherit.
-        os.environ[RUNTIME_ENV] = tempfile.mkdtemp(prefix=f"gpuportal-{os.getuid()}-")
+        os.environ[RUNTIME_ENV] = fresh_runtime_dir()
     try:
         directory = runtime_dir()
     except (OSError, SystemExit) as error:

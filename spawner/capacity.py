@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 from tornado import web
 
 from gpuportal_core.accounting import Associations, GroupUse
-from gpuportal_core.capacity import describe_start, estimate_start, free_gpus
+from gpuportal_core.capacity import describe_start, free_gpus
 from gpuportal_core.cluster_snapshot import ClusterSnapshot, Snapshot
 from gpuportal_core.profiles import ResourceProfile
 from gpuportal_core.slurm import SlurmClient, SlurmError
@@ -79,13 +79,8 @@ def capacity_view(
     shown: dict[str, Any] = {}
     partitions: dict[str, list[dict[str, Any]]] = {}
     for profile in profiles:
-        start = estimate_start(
-            snapshot.nodes,
-            snapshot.jobs,
-            partition=profile.partition,
-            gpus=profile.gpus,
-            runtime=profile.default_runtime,
-            now=now,
+        start = snapshot.line(profile.partition).new_job_start(
+            profile.gpus, profile.default_runtime
         )
         shown[profile.slug] = {
             "now": start is not None and start <= now,

@@ -36,13 +36,10 @@ async def queued_note(
         )
     profile = request.profile
     place = queue_place(
-        taken.nodes,
-        taken.jobs,
+        taken.line(profile.partition),
         job_id=info.job_id,
-        partition=profile.partition,
         gpus=profile.gpus,
         runtime=request.runtime,
-        now=now,
     )
     # First in its partition's line: the jobs Slurm ranks higher wait for other nodes (another
     # partition's), so "others are ahead" (Priority) would contradict "1st of N".

@@ -36,6 +36,11 @@ ALICE_UID = 10001
 SQUAT = Path(f"/tmp/gpuportal-{ALICE_UID}")
 
 
+def alice_runtime_dirs() -> set[Path]:
+    """alice's sessions' private folders for TensorBoard's sockets on the node (its /tmp)."""
+    return set(Path("/tmp").glob(f"gpuportal-{ALICE_UID}-*"))
+
+
 @pytest.fixture
 def bob_squats() -> Iterator[None]:
     """bob makes alice's old fixed TensorBoard directory before her session starts."""
@@ -48,6 +53,7 @@ def bob_squats() -> Iterator[None]:
 def test_tensorboard_from_the_notebook_is_alices_only(
     hub: Hub, clean: None, browser: Any, bob_squats: None
 ) -> None:
+    earlier = alice_runtime_dirs()
     page = log_in(browser, hub, "alice", "alice-demo")
     page.set_default_timeout(180_000)
     page.goto(f"{hub.url}/hub/spawn")
@@ -153,6 +159,9 @@ def test_tensorboard_from_the_notebook_is_alices_only(
     listing.click("#back")
     listing.wait_for_selector("#boards a:has-text('TensorBoard')")
     assert alice_boards()
+    assert alice_runtime_dirs() - earlier, "the session made its private folder"
     alice = hub.login("alice")
     hub.stop_server(alice, "alice")
     wait_for(lambda: not alice_boards(), 30, "alice's TensorBoards to end")
+    # Nor its private folder: Slurm leaves the node's /tmp as the job left it.
+    wait_for(lambda: not alice_runtime_dirs() - earlier, 30, "the session's /tmp folder to go")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from gpuportal_core.capacity import GpuJob, NodeGpus
+from gpuportal_core.capacity import GpuJob, LineEstimate, NodeGpus
 from gpuportal_core.queue_view import QueuePlace, describe_queue, queue_place, queue_progress
 
 NOW = datetime(2026, 11, 22, 14, 0, 0)
@@ -19,7 +19,8 @@ RUNNING = GpuJob("1", True, "gpu", 4, 1, None, NOW + timedelta(minutes=30), 0, (
 
 
 def place(job_id: str, jobs: list[GpuJob]) -> QueuePlace:
-    return queue_place(NODES, jobs, job_id=job_id, partition="gpu", gpus=4, runtime=3600, now=NOW)
+    line = LineEstimate(NODES, jobs, partition="gpu", now=NOW)
+    return queue_place(line, job_id=job_id, gpus=4, runtime=3600)
 
 
 def test_place_in_line_follows_priority_and_the_estimate_counts_only_those_ahead() -> None:
