@@ -37,6 +37,7 @@ from typing import Any
 
 from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.integration.test_live_profiles import log_in
 
 PORT = 8600
 USER, PASSWORD = "alice", "alice-demo"
@@ -166,14 +167,7 @@ def main() -> None:
     wait_for(lambda: not _jobs(), 60, "alice's jobs to end", step=0.2)
     with bench_hub() as hub, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context()
-        page = context.new_page()
-        page.set_default_timeout(60_000)
-        page.goto(f"{hub.url}/hub/login")
-        page.fill("#username_input", USER)
-        page.fill("#password_input", PASSWORD)
-        page.click("#login_submit")
-        page.wait_for_url("**/hub/**")
+        page = log_in(browser, hub, USER, PASSWORD)  # a fresh browser profile
         cold: tuple[list[float], Assets] | None = None
         warm: list[tuple[list[float], Assets]] = []
         try:
