@@ -37,6 +37,10 @@ from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 
 SESSIONS_PATH = "gpuportal/sessions"
 EXTEND_PATH = "gpuportal/extend"
+# How long a page waits for a fresh look at a session's job before it shows the last one; the
+# card of a job just changed (a new time limit) waits longer for the change to show.
+CARD_WAIT_S = 1.0
+CHANGED_CARD_WAIT_S = 10.0
 
 
 def _state(wrapper: Any, child: GpuSlurmSpawner | None) -> tuple[str, str]:
@@ -106,12 +110,13 @@ def session_card(
     }
 
 
-async def _job_of(wrapper: Any, *, max_age: float) -> JobInfo | None:
-    """The server's job as the shared poller last saw it (asked afresh when older than max_age)."""
+async def _job_of(wrapper: Any, *, max_age: float, wait: float = CARD_WAIT_S) -> JobInfo | None:
+    """The server's job as the shared poller last saw it (asked afresh when older than max_age,
+    for `wait` s at most: a busy Slurm leaves the card as it last was, not the page waiting)."""
     child = wrapper.child_spawner
     if not isinstance(child, GpuSlurmSpawner) or not child.job_id or not wrapper.active:
         return None
-    return await child.job_now(max_age=max_age)
+    return await child.job_within(wait, max_age=max_age)
 
 
 async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
@@ -127,9 +132,10 @@ async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
         wrapper = user.spawners[name]
         child = wrapper.child_spawner
         max_age = child.poll_max_age if isinstance(child, GpuSlurmSpawner) else 0.0
+        wait = CARD_WAIT_S
         if fresh_job and getattr(child, "job_id", "") == fresh_job:
-            max_age = 0.0
-        info = await _job_of(wrapper, max_age=max_age)
+            max_age, wait = 0.0, CHANGED_CARD_WAIT_S
+        info = await _job_of(wrapper, max_age=max_age, wait=wait)
         cards.append(
             session_card(
                 user,

@@ -251,3 +251,29 @@ def test_a_job_long_in_the_queue_is_checked_less_often_and_its_start_at_once(
     # Asked at 0, 1, ..., 30 s (the answer at 30 s sets the longer interval), 40 and 50 s; at
     # 60 s the port came.
     assert asked == [1.0] * 31 + [10.0] * 2 + [0.0]
+
+
+def test_a_card_waits_a_moment_for_slurm_then_shows_the_last_answer() -> None:
+    """A busy Slurm (the poller's squeue waiting its turn) leaves the card as it last was;
+    the look goes on, and its answer is there for the next page."""
+    made = spawner(FakeSlurm(info("PENDING")), stage="queued")
+    made._info = info("PENDING")
+    answer = asyncio.Event()
+
+    async def job(job_id: str, *, max_age: float) -> JobInfo | None:
+        await answer.wait()
+        return info("RUNNING")
+
+    made.fake.job = job  # type: ignore[method-assign]
+
+    async def two_pages() -> tuple[str, str]:
+        first = await made.job_within(0.05, max_age=10)
+        answer.set()
+        for _ in range(100):  # the look that went on after the first page gave up
+            if made._info is not None and made._info.state == "RUNNING":
+                break
+            await asyncio.sleep(0)
+        second = await made.job_within(0.05, max_age=10)
+        return (first.state if first else "", second.state if second else "")
+
+    assert asyncio.run(two_pages()) == ("PENDING", "RUNNING")
