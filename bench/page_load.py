@@ -62,15 +62,32 @@ def get_page(session: requests.Session, url: str, ok: tuple[int, ...] = (200,)) 
 
 def every_minute(
     tasks: list[Callable[[], None]], seconds: float, workers: int = 32, period: float = 60
-) -> None:
-    """Each task once a period, the tasks' starts spread evenly over it, for `seconds`."""
+) -> list[float]:
+    """Each task once a period, the tasks' starts spread evenly over it, for `seconds`.
+
+    Returns how late each one started after its time: above zero, every worker was still
+    waiting for earlier answers (the hub slower than the requests came), which the requests'
+    own times would not show. An interrupted run drops the requests not yet started.
+    """
     if not tasks:
         time.sleep(seconds)
-        return
+        return []
+    lags: list[float] = []
+
+    def run(task: Callable[[], None], due: float) -> None:
+        lags.append(time.monotonic() - due)
+        task()
+
     begun = time.monotonic()
     gap = period / len(tasks)
-    with ThreadPoolExecutor(workers) as pool:
+    pool = ThreadPoolExecutor(workers)
+    try:
         for turn in range(int(seconds / gap)):
             due = begun + turn * gap
             time.sleep(max(0.0, due - time.monotonic()))
-            pool.submit(tasks[turn % len(tasks)])
+            pool.submit(run, tasks[turn % len(tasks)], due)
+    except BaseException:
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    return lags

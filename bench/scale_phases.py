@@ -208,13 +208,17 @@ def rest(run: Run, running: set[str], seconds: float, period: float = 60) -> Non
     print(f"rest: {seconds:.0f} s, {len(running)} running, {len(run.users) - len(running)} queued")
     rpcs_before, types_before = rpcs_by_user(), rpcs_by_type()
     before, begun, wall_begun = run.usage(), time.monotonic(), time.time()
-    every_minute(tasks, seconds, period=period)
+    lags = every_minute(tasks, seconds, period=period)
     took = time.monotonic() - begun
     rpcs_after, types_after, after = rpcs_by_user(), rpcs_by_type(), run.usage()
     for kernel in kernels.values():
         with contextlib.suppress(Exception):
             kernel.close()
     timings.print()
+    print(
+        f"  requests started late (the hub behind): p95 {percentile(lags, 95):.1f} s, "
+        f"max {max(lags, default=0.0):.1f} s; the phase took {took:.0f} s"
+    )
     run.keep("rest", timings)
     print_usage(before, after, took)
     print(f"  Slurm RPCs per minute (sdiag), by user: {_per_minute(rpcs_before, rpcs_after, took)}")
