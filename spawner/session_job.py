@@ -31,6 +31,8 @@ LAB_PROBE_S = 3.0
 # How often a stop looks whether its job has ended, through the hub's shared poller: the stops
 # under way at once (300 at the end of a course) share one squeue a round instead of one each.
 STOP_CHECK_S = 0.5
+# How long a poll waits for a fresh look at a job it has seen before (see _look).
+POLL_WAIT_S = 1.0
 
 
 async def _knock(host: str, port: int, timeout: float) -> str:
@@ -210,7 +212,7 @@ class SessionJob(SessionJobSettings):
     async def poll_session(self, *, hub_check: bool = False) -> int | None:
         """The hub's poll, carried out by the lifecycle (hub_check: the hub is starting up)."""
         said = self.note
-        result = self._advance(await self._look(), hub_check=hub_check)
+        result = self._advance(await self._look(hub_check=hub_check), hub_check=hub_check)
         if result.stage is Stage.READY and result.do is Do.KEEP and not hub_check:
             result = await self._check_reachable(said)
         if result.do is Do.DETACH:
@@ -233,7 +235,7 @@ class SessionJob(SessionJobSettings):
             await self._forget()
         return poll_answer(result)
 
-    async def _look(self) -> Seen:
+    async def _look(self, *, hub_check: bool = False) -> Seen:
         """What a poll knows of the job: Slurm's answer, found by id or else by its tag."""
         if self.stage in QUIET:
             return Seen(Event.NOT_ASKED)
@@ -249,7 +251,15 @@ class SessionJob(SessionJobSettings):
             if not jobs:
                 return Seen(Event.NO_JOB)
             self.job_id = jobs[0].job_id
-        return await self._ask(self.poll_max_age)
+        if hub_check or self._info is None:
+            return await self._ask(self.poll_max_age)
+        # JupyterHub polls on every home page load too: a page waits POLL_WAIT_S at most for a
+        # busy Slurm, then the last answer stands until the next poll (the look goes on).
+        look = asyncio.shield(self._ask(self.poll_max_age))
+        try:
+            return await asyncio.wait_for(look, POLL_WAIT_S)
+        except TimeoutError:
+            return Seen(Event.SLURM, self._info, port_known=self._port_ready.is_set())
 
     async def _check_reachable(self, said: str) -> Step:
         """Slurm says the job runs: can the hub reach its node over the network? (`said`: the

@@ -277,3 +277,28 @@ def test_a_card_waits_a_moment_for_slurm_then_shows_the_last_answer() -> None:
         return (first.state if first else "", second.state if second else "")
 
     assert asyncio.run(two_pages()) == ("PENDING", "RUNNING")
+
+
+def test_a_poll_a_busy_slurm_keeps_waiting_answers_from_the_last_look(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """JupyterHub polls on every home page: a job seen running before stays running while a
+    fresh look waits its turn, rather than hold the page; the first look is always waited for."""
+    monkeypatch.setattr(session_job, "POLL_WAIT_S", 0.05)
+    made = spawner(FakeSlurm(info("RUNNING")), stage="ready")
+    never = asyncio.Event()
+
+    async def busy(job_id: str, *, max_age: float) -> JobInfo | None:
+        await never.wait()
+        return None
+
+    async def polls() -> tuple[int | None, int | None]:
+        first = await made.poll_session()  # no earlier look: answered by Slurm (running)
+        made.fake.job = busy  # type: ignore[method-assign]
+        second = await asyncio.wait_for(made.poll_session(), 5)
+        for task in asyncio.all_tasks() - {asyncio.current_task()}:
+            task.cancel()
+        return first, second
+
+    assert asyncio.run(polls()) == (None, None)
+    assert made.stage is Stage.READY
