@@ -96,6 +96,22 @@ class _Node:
         points = [start] + [h.start for h in self.holds if start < h.start < end]
         return all(self.used(p) + gpus <= self.total for p in points)
 
+    def earliest(
+        self, gpus: int, limit: int | None, now: datetime, before: datetime = FAR_FUTURE
+    ) -> datetime | None:
+        """The first time from `now` (and before `before`) these GPUs are free for `limit` s.
+
+        Usage falls only where one of this node's own holds ends, so those are the only
+        starts to try: a node that does not fit at one start does not fit until its next end.
+        """
+        for start in [now, *sorted({h.end for h in self.holds if h.end > now})]:
+            if start >= before:
+                return None
+            end = start + timedelta(seconds=limit) if limit is not None else FAR_FUTURE
+            if self.fits(gpus, start, end):
+                return start
+        return None
+
 
 def gpus_in(gres: str) -> tuple[str, int]:
     """The GPU type and count: ("a100", 4) for "gpu:a100:4(S:0-1)"; ("", 0) without GPUs.
@@ -254,6 +270,8 @@ def _place(
     *,
     hold: bool = True,
 ) -> datetime | None:
+    if count == 1:
+        return _place_one(cluster, gpus, limit, now, hold=hold)
     ends = sorted({h.end for node in cluster.values() for h in node.holds if h.end > now})
     for start in [now, *ends]:
         if start == FAR_FUTURE:
@@ -266,6 +284,27 @@ def _place(
                     cluster[name].holds.append(_Hold(start, end, gpus))
             return start
     return None
+
+
+def _place_one(
+    cluster: dict[str, _Node], gpus: int, limit: int | None, now: datetime, *, hold: bool
+) -> datetime | None:
+    """_place for a one-node job (every session): the same start and node as trying every
+    node at every end of any hold, found node by node at that node's own ends instead (a line
+    of 200 queued sessions on 16 nodes took about a second of the hub's CPU to place)."""
+    best: tuple[datetime, str] | None = None
+    for name, node in cluster.items():
+        # Ties go to the node first in order, as the full search's `fitting[:1]` does.
+        start = node.earliest(gpus, limit, now, before=best[0] if best else FAR_FUTURE)
+        if start is not None:
+            best = (start, name)
+    if best is None:
+        return None
+    start, name = best
+    if hold:
+        end = start + timedelta(seconds=limit) if limit is not None else FAR_FUTURE
+        cluster[name].holds.append(_Hold(start, end, gpus))
+    return start
 
 
 def describe_start(start: datetime | None, now: datetime, gpus: int) -> str:

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import random
 from datetime import datetime, timedelta
 
 from gpuportal_core.capacity import (
+    FAR_FUTURE,
     GpuJob,
     NodeGpus,
+    _Hold,
+    _Node,
+    _place,
     estimate_start,
     expand_hostlist,
     free_gpus,
@@ -119,3 +124,36 @@ def test_a_short_choice_can_fill_a_gap_before_a_waiting_job() -> None:
 def test_no_node_big_enough_means_never() -> None:
     assert start([node("gpu01", 0, total=2)], [], 4) is None
     assert start([node("gpu01", 0, usable=False)], [], 1) is None
+
+
+def _full_search(cluster: dict[str, _Node], gpus: int, limit: int, now: datetime):
+    """The one-node placement as it was first written: every node at every end of any hold."""
+    ends = sorted({h.end for node in cluster.values() for h in node.holds if h.end > now})
+    for begin in [now, *ends]:
+        if begin == FAR_FUTURE:
+            break
+        end = begin + timedelta(seconds=limit)
+        fitting = [name for name, node in cluster.items() if node.fits(gpus, begin, end)]
+        if fitting:
+            return begin, fitting[0]
+    return None, None
+
+
+def test_one_node_placement_node_by_node_finds_what_the_full_search_finds() -> None:
+    """The faster search (each node at its own ends) gives the same start and node as trying
+    every node at every end, on 400 random clusters and lines."""
+    rng = random.Random(22)
+    for _ in range(400):
+        cluster = {f"n{i}": _Node(rng.choice([2, 4, 8])) for i in range(rng.randint(1, 5))}
+        for node in cluster.values():
+            for _ in range(rng.randint(0, 6)):
+                begin = NOW + timedelta(minutes=rng.randint(0, 300))
+                length = rng.choice([None, 30, 60, 240])
+                end = begin + timedelta(minutes=length) if length else FAR_FUTURE
+                node.holds.append(_Hold(begin, end, rng.randint(1, node.total)))
+        gpus, limit = rng.randint(1, 8), rng.choice([600, 3600, 8 * HOUR])
+        held = {name: len(node.holds) for name, node in cluster.items()}
+        begin, node_name = _full_search(cluster, gpus, limit, NOW)
+        start = _place(cluster, gpus, 1, limit, NOW)
+        grown = [name for name, node in cluster.items() if len(node.holds) > held[name]]
+        assert (start, grown) == (begin, [node_name] if node_name else [])
