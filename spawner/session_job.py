@@ -344,8 +344,11 @@ class SessionJob(SessionJobSettings):
     async def _wait_gone(self, job_ids: set[str]) -> None:
         """Until Slurm says every job ended (or forgot it), 10 s at most."""
         try:
-            for _ in range(20):
-                seen = [await self.poller.job(job_id, max_age=STOP_CHECK_S) for job_id in job_ids]
+            for look in range(20):
+                # The first look is fresh (a queued job is gone at once: a lone stop ends
+                # then); the next ones share the poller's answer with the other stops.
+                max_age = STOP_CHECK_S if look else 0.0
+                seen = [await self.poller.job(job_id, max_age=max_age) for job_id in job_ids]
                 if all(info is None or info.phase is Phase.ENDED for info in seen):
                     return
                 await asyncio.sleep(STOP_CHECK_S)

@@ -43,11 +43,14 @@ def test_stop_on_the_pending_page_ends_the_queued_job_for_good(
         wait_for(lambda: state_of(job_id) in ("", "CANCELLED"), 5, "the job to leave the queue")
         left_after = time.monotonic() - begun
         assert left_after < 5, f"the job left after {left_after:.1f} s"
+        # The hub's stop ends once Slurm says the job has (a look or two after it left).
+        grace = hub.login("grace")
+        wait_for(lambda: hub.server(grace, "frank") is None, 10, "the hub's stop to end")
 
         deadline = time.monotonic() + 60  # 20 polls of the hub and the resumer (3 s here)
         while time.monotonic() < deadline:
             assert user_jobs("frank") == [], "a job of frank's came back"
-            server = hub.server(hub.login("grace"), "frank")
+            server = hub.server(grace, "frank")
             assert server is None, f"frank's server came back: {server}"
             time.sleep(5)
     finally:

@@ -162,7 +162,7 @@ def test_a_stop_waits_for_its_jobs_end_through_the_shared_poller() -> None:
     made = spawner(fake, stage="ready")
     asyncio.run(made.stop())
     assert fake.cancelled == ["7", "8"]
-    assert sorted(asked) == [("7", 0.5), ("7", 0.5), ("8", 0.5), ("8", 0.5)]
+    assert sorted(asked) == [("7", 0.0), ("7", 0.5), ("8", 0.0), ("8", 0.5)]
     assert {"7", "8"} <= set(untracked)
     assert made.stage is Stage.ENDED
 
