@@ -44,6 +44,8 @@ class JobPoller:
         Raises SlurmUnavailable when the controller cannot be asked: the caller must not read
         that as "the job has ended".
         """
+        if not job_id:
+            return None  # no job: never part of the shared query, which it would fail
         self.track(job_id)
         fresh = self._clock() - self._fetched_at <= max_age
         if not fresh or job_id not in self._covered:

@@ -130,7 +130,8 @@ class SlurmClient:
 
     async def jobs(self, job_ids: Iterable[str]) -> dict[str, JobInfo]:
         """One squeue for all the given jobs; jobs missing from the answer have ended."""
-        ids = sorted(set(job_ids), key=int)
+        # Numeric order where ids are numbers ("12_3", an array task's, after them).
+        ids = sorted({j for j in job_ids if j}, key=lambda j: (not j.isdigit(), len(j), j))
         if not ids:
             return {}
         argv = [

@@ -117,20 +117,28 @@ class SessionJob(SessionJobSettings):
             self._pollers[key] = JobPoller(self.slurm)
         return self._pollers[key]
 
-    async def _ask(self, max_age: float) -> Seen:
+    async def _ask(self, max_age: float, job_id: str | None = None) -> Seen:
+        """Slurm's word on the job (job_id: the one this look is for, bound when a look is
+        made to go on in the background: a stop meanwhile clears self.job_id, and an empty id
+        once reached the shared poller and failed every look of every server)."""
+        job_id = self.job_id if job_id is None else job_id
         try:
-            info = await self.poller.job(self.job_id, max_age=max_age)
+            info = await self.poller.job(job_id, max_age=max_age)
         except SlurmUnavailable as error:
-            self.log.warning("Job %s: Slurm not answering (%s)", self.job_id, error.message)
+            self.log.warning("Job %s: Slurm not answering (%s)", job_id, error.message)
             return Seen(Event.SLURM_SILENT)
-        self._info = info
+        if job_id == self.job_id:  # a look that outlived its job changes nothing
+            self._info = info
         return Seen(Event.SLURM, info, port_known=self._port_ready.is_set())
 
-    async def job_now(self, *, max_age: float) -> JobInfo | None:
+    async def job_now(self, *, max_age: float, job_id: str | None = None) -> JobInfo | None:
         """The job as the shared poller saw it within max_age s (asked afresh if older); while
         Slurm is silent, the last answer (the session card says what it knew)."""
+        job_id = self.job_id if job_id is None else job_id
         with contextlib.suppress(SlurmUnavailable):
-            self._info = await self.poller.job(self.job_id, max_age=max_age)
+            info = await self.poller.job(job_id, max_age=max_age)
+            if job_id == self.job_id:
+                self._info = info
         return self._info
 
     async def job_within(self, seconds: float, *, max_age: float) -> JobInfo | None:
@@ -138,7 +146,7 @@ class SessionJob(SessionJobSettings):
         answer, and the look goes on for the next page. During a burst of 300 spawns the
         poller's squeue waited its turn behind the sbatch calls and home pages took up to 21 s
         (bench/scale.py)."""
-        look = asyncio.shield(self.job_now(max_age=max_age))
+        look = asyncio.shield(self.job_now(max_age=max_age, job_id=self.job_id))
         try:
             return await asyncio.wait_for(look, seconds)
         except TimeoutError:
@@ -255,7 +263,7 @@ class SessionJob(SessionJobSettings):
             return await self._ask(self.poll_max_age)
         # JupyterHub polls on every home page load too: a page waits POLL_WAIT_S at most for a
         # busy Slurm, then the last answer stands until the next poll (the look goes on).
-        look = asyncio.shield(self._ask(self.poll_max_age))
+        look = asyncio.shield(self._ask(self.poll_max_age, self.job_id))
         try:
             return await asyncio.wait_for(look, POLL_WAIT_S)
         except TimeoutError:

@@ -98,3 +98,13 @@ async def test_cancelled_waiter_does_not_wedge_the_poller(slurm):
     slurm.delay = 0.0
     await asyncio.sleep(0.25)
     assert (await poller.job("2", max_age=0)) is not None
+
+
+async def test_an_empty_job_id_is_never_part_of_the_shared_query(slurm):
+    """A look for no job (a server stopped meanwhile) answers None and asks nothing: in the
+    shared query it failed the squeue of every server (bench/scale.py, 53 stops answered 500)."""
+    poller = JobPoller(slurm)  # type: ignore[arg-type]
+    assert await poller.job("", max_age=0) is None
+    assert "" not in poller.tracked and slurm.queries == []
+    assert (await poller.job("1", max_age=0)).job_id == "1"
+    assert slurm.queries == [frozenset({"1"})]

@@ -302,3 +302,29 @@ def test_a_poll_a_busy_slurm_keeps_waiting_answers_from_the_last_look(
 
     assert asyncio.run(polls()) == (None, None)
     assert made.stage is Stage.READY
+
+
+def test_a_look_that_goes_on_after_its_page_asks_for_the_job_it_was_made_for(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A card's look is made, then the server is stopped (no job id any more) before the look
+    runs: it still asks for job 7, never for "" (which failed the shared squeue of every
+    server), and leaves the stopped server's last answer alone."""
+    made = spawner(FakeSlurm(info("RUNNING")), stage="ready")
+    asked: list[str] = []
+
+    async def job(job_id: str, *, max_age: float) -> JobInfo | None:
+        asked.append(job_id)
+        return info("RUNNING", job_id) if job_id else None
+
+    made.fake.job = job  # type: ignore[method-assign]
+    shield = asyncio.shield
+
+    def stopped_meanwhile(look: Any) -> Any:
+        made.job_id = ""  # the stop runs between the look's making and its first step
+        return shield(look)
+
+    monkeypatch.setattr(session_job.asyncio, "shield", stopped_meanwhile)
+    asyncio.run(made.job_within(1.0, max_age=0))
+    assert asked == ["7"]
+    assert made._info is None
