@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import subprocess
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -33,5 +34,20 @@ def fresh_database(prefix: str) -> Iterator[str]:
     try:
         yield admin_url.rsplit("/", 1)[0] + f"/{name}"
     finally:
-        with psycopg.connect(conninfo, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        _drop(conninfo, name)
+
+
+def _drop(conninfo: str, name: str) -> None:
+    """DROP DATABASE ... WITH (FORCE), again for a few seconds if PostgreSQL refuses: FORCE ends
+    the other sessions on it, but not an autovacuum worker that has just started on the
+    database (it belongs to no role: "must be a member of the role whose process is being
+    terminated", once in CI); the worker is done within a moment."""
+    for attempt in range(20):
+        try:
+            with psycopg.connect(conninfo, autocommit=True) as conn:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            return
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ObjectInUse):
+            if attempt == 19:
+                raise
+            time.sleep(0.5)
