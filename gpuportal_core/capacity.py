@@ -1,7 +1,7 @@
 """Free GPUs, and when a choice would start: one snapshot of the cluster for every user.
 
 The snapshot is one `sinfo` (each node's GPUs, used and total) and one `squeue` (the jobs
-that hold or wait for GPUs). `estimate_start` places the waiting jobs in priority order, each
+that hold or wait for GPUs). `LineEstimate` places the waiting jobs in priority order, each
 at the first time its GPUs are free for its whole time limit (as Slurm's backfill does), then
 the new choice after them. It is an estimate from the jobs' time limits, labelled as such:
 jobs that end early make it start sooner.
@@ -241,24 +241,6 @@ class LineEstimate:
         if key not in self._new:
             self._new[key] = _place(self._cluster, gpus, 1, runtime, self.now, hold=False)
         return self._new[key]
-
-
-def estimate_start(
-    nodes: Iterable[NodeGpus],
-    jobs: Iterable[GpuJob],
-    *,
-    partition: str,
-    gpus: int,
-    runtime: int,
-    now: datetime,
-) -> datetime | None:
-    """When a new job of `gpus` GPUs on one node for `runtime` s could start (None: never).
-
-    Running jobs hold their GPUs until their end time; waiting jobs of the partition, highest
-    priority first, are placed at the first time they fit; the new job comes after them.
-    """
-    line = LineEstimate(nodes, jobs, partition=partition, now=now)
-    return line.new_job_start(gpus, runtime)
 
 
 def _place(

@@ -8,11 +8,11 @@ from datetime import datetime, timedelta
 from gpuportal_core.capacity import (
     FAR_FUTURE,
     GpuJob,
+    LineEstimate,
     NodeGpus,
     _Hold,
     _Node,
     _place,
-    estimate_start,
     expand_hostlist,
     free_gpus,
     gpus_in,
@@ -38,7 +38,7 @@ def waiting(job_id: str, gpus: int, hours: int, priority: int = 100) -> GpuJob:
 
 
 def start(nodes: list[NodeGpus], jobs: list[GpuJob], gpus: int) -> datetime | None:
-    return estimate_start(nodes, jobs, partition="gpu", gpus=gpus, runtime=8 * HOUR, now=NOW)
+    return LineEstimate(nodes, jobs, partition="gpu", now=NOW).new_job_start(gpus, 8 * HOUR)
 
 
 def test_sinfo_and_squeue_lines_as_slurm_22_05_prints_them() -> None:
