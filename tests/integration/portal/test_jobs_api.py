@@ -25,6 +25,9 @@ WHERE = {
     "runtime": "00:05:00",
     "script": "/home/alice/jobs/where.sh",
 }
+# The same job, but it stays in squeue until cancelled: where.sh ends within a second of
+# starting, so a test counting alice's jobs right after the POST would race it.
+STAYS = {**WHERE, "script": "/home/alice/jobs/wait.sh"}
 
 
 def as_user(token: str, **extra: str) -> dict[str, str]:
@@ -84,13 +87,13 @@ def test_a_retried_post_with_the_same_key_submits_once(
     portal: TestClient, tokens: dict[str, str], no_jobs: None
 ) -> None:
     headers = as_user(tokens["alice"], **{"Idempotency-Key": "train-2026-11-22-a"})
-    first = portal.post(f"{API}/jobs", headers=headers, json=WHERE)
-    again = portal.post(f"{API}/jobs", headers=headers, json=WHERE)
+    first = portal.post(f"{API}/jobs", headers=headers, json=STAYS)
+    again = portal.post(f"{API}/jobs", headers=headers, json=STAYS)
     assert (first.status_code, again.status_code) == (201, 200)
     assert again.json()["id"] == first.json()["id"]
     assert again.json()["slurm_job_id"] == first.json()["slurm_job_id"]
     assert len(user_jobs("alice")) == 1
-    other = portal.post(f"{API}/jobs", headers=headers, json={**WHERE, "nodes": 1})
+    other = portal.post(f"{API}/jobs", headers=headers, json={**STAYS, "nodes": 1})
     assert other.status_code == 409
     assert "used for a different request" in other.json()["detail"]
 
@@ -98,7 +101,7 @@ def test_a_retried_post_with_the_same_key_submits_once(
 def test_other_users_jobs_are_404_to_read_and_to_cancel(
     portal: TestClient, tokens: dict[str, str], no_jobs: None
 ) -> None:
-    job = portal.post(f"{API}/jobs", headers=as_user(tokens["alice"]), json=WHERE).json()
+    job = portal.post(f"{API}/jobs", headers=as_user(tokens["alice"]), json=STAYS).json()
     bob = as_user(tokens["bob"])
     assert portal.get(f"{API}/jobs/{job['id']}", headers=bob).status_code == 404
     assert portal.delete(f"{API}/jobs/{job['id']}", headers=bob).status_code == 404
