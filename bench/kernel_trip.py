@@ -17,6 +17,8 @@ from typing import Any
 import requests
 import websocket  # websocket-client: what jupyter_server itself depends on
 
+RECONNECTS = 1
+
 
 class KernelError(Exception):
     """The kernel could not be started, reached or did not answer `20`."""
@@ -33,15 +35,22 @@ class Kernel:
             raise KernelError(f"kernel start: HTTP {answer.status_code}")
         self.kernel_id = answer.json()["id"]
         channels = f"{self._base}/{self.kernel_id}/channels".replace("http", "ws", 1)
-        try:
-            self._socket = websocket.create_connection(
-                channels,
-                header=[f"Authorization: token {token}"],
-                timeout=60,
-                enable_multithread=True,
-            )
-        except (OSError, websocket.WebSocketException) as error:
-            raise KernelError(f"websocket: {type(error).__name__}") from None
+        # Connected as JupyterLab connects: a socket that does not open is tried again (the
+        # lab reconnects by itself), once here; `reconnects` says how often that was needed.
+        self.reconnects = 0
+        while True:
+            try:
+                self._socket = websocket.create_connection(
+                    channels,
+                    header=[f"Authorization: token {token}"],
+                    timeout=60,
+                    enable_multithread=True,
+                )
+                break
+            except (OSError, websocket.WebSocketException) as error:
+                if self.reconnects >= RECONNECTS:
+                    raise KernelError(f"websocket: {type(error).__name__}") from None
+                self.reconnects += 1
         # Read all the time, as a browser's page does: reading answers the server's pings.
         # Jupyter Server pings every 30 s and closes a socket with no pong for 90 s; read only
         # at each round trip (about once a minute), 30 of 100 sockets were closed in 5 minutes.

@@ -113,6 +113,7 @@ class Shape:
     running: int = 100
     rest: float = 300
     period: float = 60
+    quiet: float = 60  # seconds at rest, before the pages, with nobody on a page
     promote: int = 2
     login_workers: int = 20
     stock: bool = False  # stock batchspawner + wrapspawner instead of ours
@@ -151,7 +152,7 @@ def scale_run(
         try:
             run.ready_after_burst = spawn_burst(run, shape.running)
             if shape.rest:
-                rest(run, run.ready_after_burst, shape.rest, shape.period)
+                rest(run, run.ready_after_burst, shape.rest, shape.period, shape.quiet)
             promotion(run, min(shape.promote, len(run.blockers)))
         finally:
             stop_all(run)
@@ -171,6 +172,9 @@ def main() -> None:
     parser.add_argument("--nodes", type=int, default=16, help="bench nodes; 0: logins only")
     parser.add_argument("--gpus", type=int, default=8, help="GPUs per bench node")
     parser.add_argument("--rest", type=float, default=300, help="seconds at rest")
+    parser.add_argument(
+        "--quiet", type=float, default=60, help="seconds at rest before it, nobody on a page"
+    )
     parser.add_argument("--promote", type=int, default=2, help="nodes freed one by one")
     parser.add_argument("--stock", action="store_true", help="stock batchspawner + wrapspawner")
     args = parser.parse_args()
@@ -183,6 +187,7 @@ def main() -> None:
             gpus=args.gpus,
             running=args.running,
             rest=args.rest,
+            quiet=args.quiet,
             promote=args.promote,
             login_workers=args.login_workers,
             stock=args.stock,

@@ -27,6 +27,7 @@ from bench.proc_usage import print_usage
 from bench.scale_state import (
     PAGINATED,
     Run,
+    job_starts,
     jupyterlab_cpu_s,
     live_jobs,
     processes_of,
@@ -176,8 +177,11 @@ def _tokens(run: Run, users: set[str]) -> dict[str, str]:
         return dict(zip(users, pool.map(make, users), strict=True))
 
 
-def rest(run: Run, running: set[str], seconds: float, period: float = 60) -> None:
-    """A quiet while with every session up: pages, kernels and the admin's list."""
+def rest(
+    run: Run, running: set[str], seconds: float, period: float = 60, quiet: float = 60
+) -> None:
+    """A while with every session up: first `quiet` s with nobody on a page (what the
+    sessions alone cost the hub and Slurm), then pages, kernels and the admin's list."""
     timings = Timings()
     kernels: dict[str, Kernel] = {}
     tokens = _tokens(run, running)
@@ -206,6 +210,8 @@ def rest(run: Run, running: set[str], seconds: float, period: float = 60) -> Non
     for index in range(len(tasks) - 1, -1, -stride):
         tasks.insert(index, partial(timings.timed, "/hub/api/users", partial(_list_users, run)))
     print(f"rest: {seconds:.0f} s, {len(running)} running, {len(run.users) - len(running)} queued")
+    if quiet > 0:
+        _quiet_while(run, quiet)
     rpcs_before, types_before = rpcs_by_user(), rpcs_by_type()
     before, begun, wall_begun = run.usage(), time.monotonic(), time.time()
     lags = every_minute(tasks, seconds, period=period)
@@ -215,6 +221,8 @@ def rest(run: Run, running: set[str], seconds: float, period: float = 60) -> Non
         with contextlib.suppress(Exception):
             kernel.close()
     timings.print()
+    reconnects = sum(kernel.reconnects for kernel in kernels.values())
+    print(f"  kernel websockets that opened only when tried again: {reconnects}")
     print(
         f"  requests started late (the hub behind): p95 {percentile(lags, 95):.1f} s, "
         f"max {max(lags, default=0.0):.1f} s; the phase took {took:.0f} s"
@@ -230,6 +238,18 @@ def rest(run: Run, running: set[str], seconds: float, period: float = 60) -> Non
         )
         shown = ", ".join(f"{kind} {count * 60 / took:.1f}" for kind, count in calls.most_common())
         print(f"  Slurm commands per minute by the hub and its services: {shown or 'none'}")
+
+
+def _quiet_while(run: Run, seconds: float) -> None:
+    """The sessions alone: no page, kernel or list asked for; the hub's own polls, the
+    services' rounds, the Jupyter servers' activity reports. Page loads cost the rest."""
+    rpcs_before, before, begun = rpcs_by_type(), run.usage(), time.monotonic()
+    time.sleep(seconds)
+    took = time.monotonic() - begun
+    rpcs_after, after = rpcs_by_type(), run.usage()
+    print(f"  first {took:.0f} s with nobody on a page:")
+    print_usage(before, after, took)
+    print(f"    Slurm RPCs per minute, by type: {_per_minute(rpcs_before, rpcs_after, took)}")
 
 
 def _per_minute(before: Counter[str], after: Counter[str], seconds: float) -> str:
@@ -254,7 +274,7 @@ def promotion(run: Run, steps: int) -> None:
     print(f"promotion: {steps} steps, a node's GPUs freed each")
     for job_id, gpus in run.blockers[:steps]:
         ready_before = users_in_state(run, "ready")
-        freed = time.monotonic()
+        freed, freed_at = time.monotonic(), time.time()
         subprocess.run(["scancel", job_id], check=True)
         first = last = None
         ready = ready_before
@@ -269,9 +289,12 @@ def promotion(run: Run, steps: int) -> None:
         if promoted < gpus:
             run.problems["promotion: not ready within 300 s"] += gpus - promoted
         first_text = "never" if first is None else f"after {first:.1f} s"
+        # Slurm's part (its scheduler, to the second) apart from the sessions' start.
+        starts = [start - freed_at for start in job_starts(ready - ready_before)]
+        started = f"{min(starts):.0f}-{max(starts):.0f} s" if starts else "-"
         print(
-            f"  {gpus} GPUs freed: first queued session ready {first_text}, "
-            f"{promoted} of {gpus} after {last:.1f} s"
+            f"  {gpus} GPUs freed: Slurm started the jobs after {started}; first queued "
+            f"session ready {first_text}, {promoted} of {gpus} after {last:.1f} s"
         )
 
 

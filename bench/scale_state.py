@@ -7,6 +7,7 @@ import contextlib
 import subprocess
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import requests
@@ -81,6 +82,19 @@ def live_jobs(users: list[str]) -> Counter[str]:
     ).stdout.split()
     wanted = set(users)
     return Counter(user for user in listed if user in wanted)
+
+
+def job_starts(users: set[str]) -> list[float]:
+    """When Slurm started the users' running jobs (epoch seconds, to the second)."""
+    if not users:
+        return []
+    listed = subprocess.run(
+        ["squeue", "-h", "--states=RUNNING", f"--user={','.join(sorted(users))}", "-o", "%S"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    return [datetime.fromisoformat(start).timestamp() for start in listed]
 
 
 def processes_of(users: list[str]) -> int:

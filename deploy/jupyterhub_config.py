@@ -11,6 +11,7 @@ import secrets
 import sys
 from pathlib import Path
 
+import gpuportal_session.compression
 import gpuportal_spawner.audit
 import gpuportal_spawner.metrics
 import gpuportal_spawner.port_handler
@@ -78,6 +79,8 @@ c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 # page cannot post to a session with them.
 c.JupyterHub.tornado_settings = {
     "cookie_options": {"samesite": "Lax"},
+    # Static assets gzipped, pages and API answers not (gpuportal_session.compression says why).
+    "transforms": gpuportal_session.compression.TORNADO_TRANSFORMS,
     # The spawn request waits this long before the user is sent to the waiting page (stock:
     # 10 s of a blank browser while the job sits in the queue). A session that is ready in
     # time opens straight away; any other shows where it stands from the first second.

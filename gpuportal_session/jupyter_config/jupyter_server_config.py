@@ -1,4 +1,4 @@
-"""JupyterLab's terminals in a session: bash with the session's environment active.
+"""A session's Jupyter server: terminals run bash with the environment active; assets gzipped.
 
 A .py config file beside the .json ones because the start-up file's path depends on where this
 package is installed. Config files of higher priority (the user's ~/.jupyter) still win.
@@ -6,6 +6,12 @@ package is installed. Config files of higher priority (the user's ~/.jupyter) st
 
 from pathlib import Path
 
+from gpuportal_session.compression import TORNADO_TRANSFORMS
+
 c = get_config()  # type: ignore[name-defined]  # noqa: F821 (given by traitlets' loader)
 rc_file = Path(__file__).resolve().parents[1] / "terminal_rc.sh"
 c.ServerApp.terminado_settings = {"shell_command": ["/bin/bash", "--rcfile", str(rc_file), "-i"]}
+# JupyterLab's scripts and styles gzipped (5.2 MB on a first load, about a quarter of that
+# compressed); pages and API answers not: gpuportal_session.compression says why. The hub adds its
+# own settings (headers) to these, not in place of them.
+c.ServerApp.tornado_settings = {"transforms": TORNADO_TRANSFORMS}

@@ -30,6 +30,14 @@ def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp
     page.wait_for_url("**/user/alice/lab**")
     page.wait_for_selector("#jp-main-dock-panel")
     page.screenshot(path=str(tmp_path / "lab.png"))
+    # The lab's large scripts came gzipped through the proxy (a fresh browser: none cached).
+    scripts = page.evaluate(
+        """() => performance.getEntriesByType('resource')
+            .filter(e => new URL(e.name).pathname.endsWith('.js') && e.decodedBodySize > 100000)
+            .map(e => [e.name, e.encodedBodySize, e.decodedBodySize])"""
+    )
+    assert scripts, "no script over 100 kB seen"
+    assert all(0 < sent * 2 < size for _, sent, size in scripts), scripts
 
     jobs = user_jobs("alice", "%i|%T|%b|%C|%m|%l")
     assert len(jobs) == 1, jobs

@@ -31,6 +31,7 @@ SHAPE = Shape(
     running=10,
     rest=30,
     period=30,
+    quiet=0,
     promote=2,
     admin=second_lane.ADMIN,
 )
