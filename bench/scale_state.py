@@ -38,6 +38,7 @@ class Run:
     problems: Counter[str] = field(default_factory=Counter)
     ready_after_burst: set[str] = field(default_factory=set)
     promoted: list[int] = field(default_factory=list)  # sessions started per freed node
+    lab_cpu_s: float = 0.0  # JupyterLab's start in CPU seconds, as the burst measured it
     seconds: dict[str, list[float]] = field(default_factory=dict)  # "phase: kind" -> timings
     commands: CommandLog | None = None  # the hub's and its services' Slurm commands, logged
 
@@ -73,6 +74,23 @@ def users_in_state(run: Run, state: str) -> set[str]:
         if not following:
             return found
         offset = following["offset"]
+
+
+def server_ready(run: Run, user: str) -> bool:
+    """Whether the hub says the user's default server is ready (one user's model: cheap,
+    unlike a list of every ready server)."""
+    answer = run.admin.get(f"{run.hub.url}/hub/api/users/{user}", timeout=60)
+    answer.raise_for_status()
+    server = answer.json().get("servers", {}).get("")
+    return bool(server and server.get("ready"))
+
+
+def running_users(users: list[str]) -> set[str]:
+    """The users with a running job, as Slurm lists them."""
+    listed = subprocess.run(
+        ["squeue", "-h", "--states=RUNNING", "-o", "%u"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return set(listed) & set(users)
 
 
 def live_jobs(users: list[str]) -> Counter[str]:
