@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import shlex
 from collections.abc import Sequence
@@ -158,8 +159,15 @@ def singleuser_command(
     return [python, "-m", "gpuportal_session.singleuser", "jupyterhub-singleuser", *args]
 
 
+@functools.cache
 def template_environment(templates_dir: Path = TEMPLATES_DIR) -> jinja2.Environment:
-    """The Jinja environment every sbatch script is rendered with (shell_quote, strict)."""
+    """The Jinja environment every sbatch script is rendered with (shell_quote, strict).
+
+    One per folder, kept: Jinja compiles a template once per environment, and a new one per
+    spawn compiled the script's template again each time (6 ms, in the hub's event loop; 300
+    spawns at once spent seconds there, bench/scale.py under py-spy). A template edited on disk
+    is still picked up: Jinja checks its modification time (auto_reload).
+    """
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(templates_dir)),
         undefined=jinja2.StrictUndefined,

@@ -3,7 +3,12 @@ import os
 
 import pytest
 
-from gpuportal_core.sbatch import ScriptError, SingleUserJob, render_singleuser_script
+from gpuportal_core.sbatch import (
+    ScriptError,
+    SingleUserJob,
+    render_singleuser_script,
+    template_environment,
+)
 from tests.golden_jobs import GOLDEN_CASES, golden_job, golden_path
 
 
@@ -87,3 +92,27 @@ def test_extra_sbatch_options_of_the_profile_become_sbatch_lines() -> None:
 def test_an_extra_option_outside_the_allow_list_never_renders() -> None:
     with pytest.raises(ScriptError, match="not allowed"):
         dataclasses.replace(golden_job("gpu-1"), extra_options=(("uid", "0"),))
+
+
+def test_the_template_is_compiled_once_and_an_edit_on_disk_still_shows(tmp_path) -> None:
+    (tmp_path / "sbatch").mkdir()
+    script = tmp_path / "sbatch" / "singleuser.sh.j2"
+    script.write_text("#!/bin/bash\necho {{ user }} one\n")
+    job = golden_job("gpu-1")
+    loads = []
+    env = template_environment(tmp_path)
+    loader_load = env.loader.load
+
+    def counted(*args, **kwargs):
+        loads.append(args[1])
+        return loader_load(*args, **kwargs)
+
+    env.loader.load = counted  # type: ignore[method-assign]
+    first = render_singleuser_script(job, templates_dir=tmp_path)
+    assert render_singleuser_script(job, templates_dir=tmp_path) == first
+    assert len(loads) == 1, loads
+    assert first.endswith(" one\n")
+    # An admin's edit (a later modification time) is read again.
+    script.write_text("#!/bin/bash\necho {{ user }} two\n")
+    os.utime(script, (script.stat().st_mtime + 10, script.stat().st_mtime + 10))
+    assert render_singleuser_script(job, templates_dir=tmp_path).endswith(" two\n")
