@@ -33,5 +33,8 @@ c.SlurmSpawner.req_prologue = f"source {venv}/bin/activate"
 # The srun step does not get the activated venv's PATH (PATH is not among the exported
 # variables under sudo): absolute paths, as stock deployments do.
 c.SlurmSpawner.batchspawner_singleuser_cmd = f"{venv}/bin/batchspawner-singleuser"
-c.SlurmSpawner.cmd = [f"{venv}/bin/jupyterhub-singleuser"]
+# On Spawner, not SlurmSpawner: wrapspawner links every trait its child shares with it from
+# the wrapper to the child, so the child's own `cmd` is replaced by ProfilesSpawner's (the
+# relative default, which batchspawner-singleuser's `which()` does not find under srun).
+c.Spawner.cmd = [f"{venv}/bin/jupyterhub-singleuser"]
 c.SlurmSpawner.ip = os.environ.get("PORTAL_SESSION_LISTEN_IP", "0.0.0.0")
