@@ -147,9 +147,9 @@ def spawn_burst(run: Run, runnable: int) -> set[str]:
     )
     if servers:
         run.lab_cpu_s = cpu / servers
-        bound = 1.5 * cpu / servers * runnable / (os.cpu_count() or 1)
+        bound = 1.5 * run.lab_cpu_s * runnable / (os.cpu_count() or 1)
         print(
-            f"  JupyterLab's start: {cpu / servers:.2f} CPU s each ({servers} measured); goal "
+            f"  JupyterLab's start: {run.lab_cpu_s:.2f} CPU s each ({servers} measured); goal "
             f"1.5 x {runnable} x that / {os.cpu_count()} cores = {bound:.0f} s"
         )
     print("  pages during the burst:")

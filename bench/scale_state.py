@@ -85,34 +85,30 @@ def server_ready(run: Run, user: str) -> bool:
     return bool(server and server.get("ready"))
 
 
+def _squeue(field: str, *options: str) -> list[str]:
+    """One field (a squeue format such as %u) of every job squeue lists with these options."""
+    return subprocess.run(
+        ["squeue", "-h", *options, "-o", field], capture_output=True, text=True, check=True
+    ).stdout.split()
+
+
 def running_users(users: list[str]) -> set[str]:
     """The users with a running job, as Slurm lists them."""
-    listed = subprocess.run(
-        ["squeue", "-h", "--states=RUNNING", "-o", "%u"], capture_output=True, text=True, check=True
-    ).stdout.split()
-    return set(listed) & set(users)
+    return set(_squeue("%u", "--states=RUNNING")) & set(users)
 
 
 def live_jobs(users: list[str]) -> Counter[str]:
     """Live (pending, running, ...) jobs per user, as Slurm lists them."""
-    listed = subprocess.run(
-        ["squeue", "-h", "-o", "%u"], capture_output=True, text=True, check=True
-    ).stdout.split()
     wanted = set(users)
-    return Counter(user for user in listed if user in wanted)
+    return Counter(user for user in _squeue("%u") if user in wanted)
 
 
 def job_starts(users: set[str]) -> list[float]:
     """When Slurm started the users' running jobs (epoch seconds, to the second)."""
     if not users:
         return []
-    listed = subprocess.run(
-        ["squeue", "-h", "--states=RUNNING", f"--user={','.join(sorted(users))}", "-o", "%S"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()
-    return [datetime.fromisoformat(start).timestamp() for start in listed]
+    starts = _squeue("%S", "--states=RUNNING", f"--user={','.join(sorted(users))}")
+    return [datetime.fromisoformat(start).timestamp() for start in starts]
 
 
 def processes_of(users: list[str]) -> int:
