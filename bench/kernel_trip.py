@@ -84,26 +84,35 @@ class Kernel:
     def round_trip(self, code: str = "5 * 4", expect: str = "20") -> float:
         """Seconds from sending the code to reading its result; KernelError if it is not
         `expect`."""
-        request = self._execute_request(code)
         begun = time.monotonic()
+        got = self.result(code)
+        if got != expect:
+            raise KernelError(f"kernel answered {got!r}")
+        return time.monotonic() - begun
+
+    def result(self, code: str, timeout: float = 60) -> str:
+        """What the code's last expression shows (text/plain); KernelError for an error, or no
+        answer within timeout seconds."""
+        request = self._execute_request(code)
+        deadline = time.monotonic() + timeout
         try:
             self._socket.send(json.dumps(request))
             while True:
-                message = self._messages.get(timeout=60)
+                message = self._messages.get(timeout=max(0.1, deadline - time.monotonic()))
                 if isinstance(message, Exception):
                     raise message
                 if message.get("parent_header", {}).get("msg_id") != request["header"]["msg_id"]:
                     continue
                 kind = message.get("msg_type") or message.get("header", {}).get("msg_type")
                 if kind == "execute_result":
-                    got = message["content"]["data"].get("text/plain")
-                    if got != expect:
-                        raise KernelError(f"kernel answered {got!r}")
-                    return time.monotonic() - begun
+                    return str(message["content"]["data"].get("text/plain"))
                 if kind == "error":
-                    raise KernelError(f"kernel error {message['content'].get('ename')}")
+                    content = message["content"]
+                    raise KernelError(
+                        f"kernel error {content.get('ename')}: {content.get('evalue')}"
+                    )
         except queue.Empty:
-            raise KernelError("no answer within 60 s") from None
+            raise KernelError(f"no answer within {timeout:.0f} s") from None
         except (OSError, ValueError, websocket.WebSocketException) as error:
             raise KernelError(f"websocket: {type(error).__name__}") from None
 

@@ -150,10 +150,9 @@ class SlurmClient:
             _raise_for(argv, result)
         return parse_squeue(result.stdout)
 
-    async def tagged(
-        self, tag: str | None = None, *, user: str = "", alive_only: bool = True
-    ) -> list[JobInfo]:
-        """Jobs whose comment is `tag` (with no tag: any of the portal's tags), in one squeue.
+    async def tagged(self, *tags: str, user: str = "", alive_only: bool = True) -> list[JobInfo]:
+        """Jobs whose comment is one of `tags` (with none: any of the portal's tags), in one
+        squeue.
 
         This is how a job is found again after a hub restart or a submission that timed out.
         alive_only=False also returns jobs that have ended but that Slurm still lists (a short
@@ -168,9 +167,9 @@ class SlurmClient:
         jobs = [job for job in parse_squeue(result.stdout).values() if job.comment]
         if alive_only:
             jobs = [job for job in jobs if job.described.alive]
-        if tag is None:
+        if not tags:
             return [job for job in jobs if parse_tag(job.comment) is not None]
-        return [job for job in jobs if job.comment == tag]
+        return [job for job in jobs if job.comment in tags]
 
     async def job_detail(self, job_id: str) -> JobDetail | None:
         """What scontrol knows of one job (until Slurm forgets it, MinJobAge after it ends)."""

@@ -38,6 +38,20 @@ class BatchTag:
         return f"{PREFIX}:job:{self.hub}:{self.user}:{self.key}"
 
 
+@dataclass(frozen=True)
+class DaskTag:
+    """A Dask worker job started from a notebook session (hub, user and the session's server
+    name): it ends with that session (the hub's stop cancels it) and is listed with the user's
+    jobs."""
+
+    hub: str
+    user: str
+    server: str
+
+    def __str__(self) -> str:
+        return f"{PREFIX}:dask:{self.hub}:{self.user}:{self.server}"
+
+
 def _check(*names: str) -> None:
     for name in names:
         if not _NAME.fullmatch(name):
@@ -51,6 +65,13 @@ def session_tag(*, hub: str, user: str, server: str) -> SessionTag:
     return SessionTag(hub, user, server)
 
 
+def dask_tag(*, hub: str, user: str, server: str) -> DaskTag:
+    _check(hub, user, server)
+    if not hub or not user:
+        raise ValueError("a Dask tag needs a hub and a user")
+    return DaskTag(hub, user, server)
+
+
 def batch_tag(*, hub: str, user: str, key: str) -> BatchTag:
     _check(hub, user, key)
     if not hub or not user or not key:
@@ -58,7 +79,7 @@ def batch_tag(*, hub: str, user: str, key: str) -> BatchTag:
     return BatchTag(hub, user, key)
 
 
-def parse_tag(comment: str) -> SessionTag | BatchTag | None:
+def parse_tag(comment: str) -> SessionTag | BatchTag | DaskTag | None:
     """The tag in a job's comment, or None for a job the portal did not submit."""
     parts = comment.strip().split(":")
     if len(parts) != 5 or parts[0] != PREFIX:
@@ -69,6 +90,8 @@ def parse_tag(comment: str) -> SessionTag | BatchTag | None:
             return session_tag(hub=hub, user=user, server=rest)
         if kind == "job":
             return batch_tag(hub=hub, user=user, key=rest)
+        if kind == "dask":
+            return dask_tag(hub=hub, user=user, server=rest)
     except ValueError:
         return None
     return None

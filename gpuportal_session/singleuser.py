@@ -16,6 +16,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
+from gpuportal_session import dask_setup
 from gpuportal_session.hub_tls import client_context
 from gpuportal_session.session_files import link_shared, sync_templates
 from gpuportal_session.tensorboard_private import RUNTIME_ENV, fresh_runtime_dir, runtime_dir
@@ -117,6 +118,14 @@ def prepare_tensorboard() -> None:
     os.environ["PYTHONSTARTUP"] = startup
 
 
+def prepare_desktop() -> None:
+    """The desktop tile's X session (jupyter-remote-desktop-proxy reads the variable): Xfce with
+    a D-Bus of its own that ends with it, or the user's ~/.vnc/xstartup."""
+    os.environ.setdefault(
+        "JUPYTER_REMOTE_DESKTOP_PROXY_XSTARTUP", str(Path(__file__).parent / "desktop_xstartup.sh")
+    )
+
+
 def main() -> None:
     if len(sys.argv) < 2:
         raise SystemExit("usage: gpuportal-singleuser COMMAND [ARGS...]")
@@ -124,14 +133,17 @@ def main() -> None:
     report_port(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], port)
     prepare_home()
     prepare_tensorboard()
+    prepare_desktop()
     # The environment as the job activated it: terminals put it back after the login files
     # (terminal_rc.sh), which reset PATH.
     os.environ["GPUPORTAL_SESSION_PATH"] = os.environ.get("PATH", "")
     service_url = os.environ.get("JUPYTERHUB_SERVICE_URL", "")
+    url = urlparse(service_url)
+    host = listen_address(url.hostname or "")
     if service_url:
-        url = urlparse(service_url)
-        host = listen_address(url.hostname or "")
         os.environ["JUPYTERHUB_SERVICE_URL"] = urlunparse(url._replace(netloc=f"{host}:{port}"))
+    if os.environ.get(RUNTIME_ENV):  # the session's private folder (prepare_tensorboard)
+        dask_setup.prepare(Path(os.environ[RUNTIME_ENV]), host)
     if os.path.basename(sys.argv[1]) == SINGLEUSER:
         run_singleuser(sys.argv[1:])
     os.execvp(sys.argv[1], sys.argv[1:])

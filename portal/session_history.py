@@ -1,9 +1,10 @@
 """Users' notebook sessions in their job history, kept after Slurm forgets them.
 
-The hub tags every session's job (gpuportal_core.tags: gpuportal:session:HUB:USER:SERVER). The
-portal looks for such jobs in squeue every `session_scan_seconds` and keeps a record of each, beside
-the user's batch jobs: the job watcher then follows it like any job. Nothing is asked of the
-hub, and a session the portal did not see start is still recorded while Slurm lists it.
+The hub tags every session's job (gpuportal_core.tags: gpuportal:session:HUB:USER:SERVER), and a
+session tags the Dask workers its notebooks start (gpuportal:dask:HUB:USER:SERVER). The portal
+looks for such jobs in squeue every `session_scan_seconds` and keeps a record of each, beside the
+user's batch jobs: the job watcher then follows it like any job. Nothing is asked of the hub, and
+a job the portal did not see start is still recorded while Slurm lists it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from gpuportal_core.jobs import JobInfo
 from gpuportal_core.slurm import SlurmClient, SlurmError
 from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
 from gpuportal_core.states import Phase
-from gpuportal_core.tags import SessionTag, parse_tag
+from gpuportal_core.tags import DaskTag, SessionTag, parse_tag
 from gpuportal_portal.db import Database
 from gpuportal_portal.job_service import settled
 from gpuportal_portal.job_watcher import apply_detail
@@ -29,22 +30,27 @@ log = logging.getLogger(__name__)
 
 # The launcher a session's record carries: how the pages and the API tell it from a batch job.
 SESSION_LAUNCHER = "jupyterlab"
+# A Dask worker job started from a session's notebook (gpuportal_session.dask_setup).
+DASK_LAUNCHER = "dask"
+SCANNED = (SESSION_LAUNCHER, DASK_LAUNCHER)
 KEEP_REMOVED = timedelta(days=7)
 
 
 def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> list[JobRecord]:
-    """Add a record for each session job of this hub not yet recorded; the records added."""
-    found = {}
+    """Add a record for each session (or Dask worker) job of this hub not yet recorded; the
+    records added."""
+    found: dict[str, tuple[JobInfo, SessionTag | DaskTag]] = {}
     for job in jobs:
         tag = parse_tag(job.comment)
-        if isinstance(tag, SessionTag) and tag.hub == hub_id:
+        # The tag's user must be the job's: anyone may write any comment on their own job.
+        if isinstance(tag, SessionTag | DaskTag) and tag.hub == hub_id and tag.user == job.user:
             found[job.job_id] = (job, tag)
     if not found:
         return []
     known = set(
         session.scalars(
             select(JobRecord.slurm_job_id).where(
-                JobRecord.launcher == SESSION_LAUNCHER, JobRecord.slurm_job_id.in_(list(found))
+                JobRecord.launcher.in_(SCANNED), JobRecord.slurm_job_id.in_(list(found))
             )
         )
     )
@@ -59,11 +65,13 @@ def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> li
         if job_id in known:
             continue
         waiting = job.phase in (Phase.QUEUED, Phase.REQUEUED)
+        session_name = tag.server or "default"
+        is_worker = isinstance(tag, DaskTag)
         added.append(
             JobRecord(
                 user=tag.user,
-                name=tag.server or "default",
-                launcher=SESSION_LAUNCHER,
+                name=f"Dask worker of session {session_name}" if is_worker else session_name,
+                launcher=DASK_LAUNCHER if is_worker else SESSION_LAUNCHER,
                 request={
                     "server": tag.server,
                     "time_limit": time_limit_hms(job.time_limit),
@@ -104,7 +112,7 @@ async def record_new_sessions(database: Database, slurm: SlurmClient, *, hub_id:
     details = {job_id: await slurm.job_detail(job_id) for job_id in ended}
     with database.sessions() as session:
         query = select(JobRecord).where(
-            JobRecord.launcher == SESSION_LAUNCHER, JobRecord.slurm_job_id.in_(ended)
+            JobRecord.launcher.in_(SCANNED), JobRecord.slurm_job_id.in_(ended)
         )
         for record in session.scalars(query):
             apply_detail(record, details.get(record.slurm_job_id))
@@ -113,8 +121,9 @@ async def record_new_sessions(database: Database, slurm: SlurmClient, *, hub_id:
 
 
 def remember_removal(session: Session, record: JobRecord) -> None:
-    """A session record is being removed: remember its job so that the scan leaves it out."""
-    if record.launcher == SESSION_LAUNCHER and record.slurm_job_id:
+    """A session's (or Dask worker's) record is being removed: remember its job so that the
+    scan leaves it out."""
+    if record.launcher in SCANNED and record.slurm_job_id:
         session.merge(RemovedSession(slurm_job_id=record.slurm_job_id))
 
 

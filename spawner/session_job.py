@@ -17,6 +17,7 @@ from gpuportal_core.lifecycle import QUIET, Do, Event, Seen, Session, Stage, Ste
 from gpuportal_core.poller import JobPoller
 from gpuportal_core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core.states import Phase
+from gpuportal_core.tags import dask_tag as worker_tag
 from gpuportal_core.tags import session_tag
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.errors import spawn_error
@@ -100,6 +101,12 @@ class SessionJob(SessionJobSettings):
     @property
     def tag(self) -> str:
         return str(session_tag(hub=self.hub_id, user=self.user.name, server=self.name))
+
+    @property
+    def dask_tag(self) -> str:
+        """The tag of the Dask workers this session's notebooks start (gpuportal_session.dask_setup
+        puts it on them): its stop cancels them with its own job."""
+        return str(worker_tag(hub=self.hub_id, user=self.user.name, server=self.name))
 
     # -- the Slurm boundary -------------------------------------------------------------
 
@@ -311,9 +318,11 @@ class SessionJob(SessionJobSettings):
         job_ids = {self.job_id} if self.job_id else set()
         if job_ids or self.may_have_a_job:
             with contextlib.suppress(SlurmUnavailable):
-                # A submission still in flight when the stop came is found by its tag.
+                # A submission still in flight when the stop came is found by its tag; the
+                # session's Dask workers by theirs, so that none outlives it.
                 job_ids |= {
-                    job.job_id for job in await self.slurm.tagged(self.tag, user=self.user.name)
+                    job.job_id
+                    for job in await self.slurm.tagged(self.tag, self.dask_tag, user=self.user.name)
                 }
         if culled is not None:
             CULLS.labels(culled.value).inc()

@@ -89,6 +89,12 @@ class GpuSlurmSpawner(SessionJob):
             env["GPUPORTAL_TEMPLATES_DIR"] = self.templates_dir
         if self.shared_dir:
             env["GPUPORTAL_SHARED_DIR"] = self.shared_dir
+        # Dask workers started from the session carry this tag (gpuportal_session.dask_setup):
+        # the session's stop cancels them, and the jobs page lists them.
+        env["GPUPORTAL_DASK_TAG"] = self.dask_tag
+        if isinstance(self.spawn_request, SpawnRequest):
+            # Their time limit: the session's own (they are cancelled when it stops anyway).
+            env["GPUPORTAL_SESSION_RUNTIME"] = format_runtime(self.spawn_request.runtime)
         return env
 
     # -- internal TLS (gpuportal_spawner.session_tls)

@@ -33,8 +33,8 @@ layered_venv() {  # layered_venv DIR: a venv that also sees the session venv's p
     for part in etc/jupyter share/jupyter; do
         if [ ! -e "$dir/$part" ]; then ln -s "$VENV/$part" "$dir/$part"; fi
     done
-    # The session's `jupyter` commands, which a terminal in this environment runs.
-    for command in "$VENV"/bin/jupyter*; do
+    # The session's `jupyter` commands, which a terminal in this environment runs, and VS Code.
+    for command in "$VENV"/bin/jupyter* "$VENV/bin/code-server"; do
         if [ ! -e "$dir/bin/${command##*/}" ]; then ln -s "$command" "$dir/bin/"; fi
     done
 }

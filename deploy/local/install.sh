@@ -12,7 +12,11 @@ WITH_TESTS=0
 say() { printf '[install] %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || { echo "[install] run as root" >&2; exit 1; }
 
-packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates openssl lmod r-cran-irkernel)
+packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates openssl lmod r-cran-irkernel git)
+# The sessions' desktop (gpuportal_session.desktop): TigerVNC and a small Xfce, D-Bus per session.
+packages+=(tigervnc-standalone-server xfce4-session xfwm4 xfce4-panel xfdesktop4 xfce4-terminal xfce4-settings dbus-x11 xdotool xauth)
+# What code-server's npm guide asks for to build VS Code's native modules (code_server.sh).
+packages+=(build-essential pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).
 [ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql docker-compose)
 missing=()
@@ -59,5 +63,6 @@ if [ ! -x "$CHP_PREFIX/node_modules/.bin/configurable-http-proxy" ]; then
     npm install --silent --no-fund --no-audit --prefix "$CHP_PREFIX" configurable-http-proxy@4
 fi
 bash "$HERE/labextension.sh" "$VENV"
+bash "$HERE/code_server.sh" "$VENV"
 bash "$HERE/environments.sh" "$VENV"
 say "ready"

@@ -1,12 +1,15 @@
-"""A session's Jupyter server: terminals run bash with the environment active; assets gzipped.
+"""A session's Jupyter server: terminals run bash with the environment active; assets gzipped;
+CPU and memory shown against the job's allocation.
 
 A .py config file beside the .json ones because the start-up file's path depends on where this
 package is installed. Config files of higher priority (the user's ~/.jupyter) still win.
 """
 
+import os
 from pathlib import Path
 
 from gpuportal_session.compression import TORNADO_TRANSFORMS
+from gpuportal_session.slurm_allocation import job_allocation
 
 c = get_config()  # type: ignore[name-defined]  # noqa: F821 (given by traitlets' loader)
 rc_file = Path(__file__).resolve().parents[1] / "terminal_rc.sh"
@@ -15,3 +18,13 @@ c.ServerApp.terminado_settings = {"shell_command": ["/bin/bash", "--rcfile", str
 # compressed); pages and API answers not: gpuportal_session.compression says why. The hub adds its
 # own settings (headers) to these, not in place of them.
 c.ServerApp.tornado_settings = {"transforms": TORNADO_TRANSFORMS}
+
+
+# The status bar's CPU and memory (jupyter-resource-usage): the job's processes (this server and
+# its kernels) against what Slurm gave the job, not against the node's.
+allocation = job_allocation(os.environ)
+c.ResourceUseDisplay.track_cpu_percent = True
+if allocation.memory_bytes:
+    c.ResourceUseDisplay.mem_limit = allocation.memory_bytes
+if allocation.cores:
+    c.ResourceUseDisplay.cpu_limit = float(allocation.cores)

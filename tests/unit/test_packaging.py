@@ -123,10 +123,16 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
         "gpuportal_session.server_guard": True,
         "gpuportal_session.tensorboard_api": True,
         "gpuportal_session.gpu_activity": True,
+        "gpuportal_session.dask_dashboard": True,
     }
     # The terminals' start-up (the session's environment in front of the login files' PATH).
     assert (installed_wheel / "gpuportal_session/jupyter_config/jupyter_server_config.py").exists()
     assert (installed_wheel / "gpuportal_session/terminal_rc.sh").exists()
+    # The desktop's X start-up and its Xfce defaults, and VS Code's tile icon.
+    assert (installed_wheel / "gpuportal_session/desktop_xstartup.sh").exists()
+    xfconf = "desktop_xdg/xfce4/xfconf/xfce-perchannel-xml/xfce4-session.xml"
+    assert (installed_wheel / "gpuportal_session" / xfconf).exists()
+    assert (installed_wheel / "gpuportal_session/vscode.svg").exists()
     lab = installed_wheel / "gpuportal_session/jupyter_data/labextensions/@gpuportal/session"
     assert json.loads((lab / "package.json").read_text())["name"] == "@gpuportal/session"
     assert list((lab / "static").glob("remoteEntry.*.js"))

@@ -1,6 +1,14 @@
 import pytest
 
-from gpuportal_core.tags import BatchTag, SessionTag, batch_tag, parse_tag, session_tag
+from gpuportal_core.tags import (
+    BatchTag,
+    DaskTag,
+    SessionTag,
+    batch_tag,
+    dask_tag,
+    parse_tag,
+    session_tag,
+)
 
 
 def test_session_tag_round_trips():
@@ -17,6 +25,15 @@ def test_batch_tag_round_trips():
     assert parse_tag(str(tag)) == BatchTag("local", "alice", "42")
 
 
+def test_dask_tag_round_trips_and_is_not_a_session():
+    tag = dask_tag(hub="local", user="alice", server="big-run")
+    assert str(tag) == "gpuportal:dask:local:alice:big-run"
+    parsed = parse_tag(str(tag))
+    assert parsed == DaskTag("local", "alice", "big-run")
+    # The hub's resume and the portal's session history look for SessionTag only.
+    assert not isinstance(parsed, SessionTag)
+
+
 @pytest.mark.parametrize(
     "comment",
     [
@@ -27,6 +44,7 @@ def test_batch_tag_round_trips():
         "gpuportal:other:a:b:c",
         "gpuportal:session:local:al ice:",
         "gpuportal:job:local:alice:",
+        "gpuportal:dask::alice:",
     ],
 )
 def test_comments_that_are_not_our_tags(comment):

@@ -5,6 +5,7 @@ and what it leaves said. Table-driven, as tests/unit/core/test_lifecycle.py."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from types import SimpleNamespace
 from typing import Any
@@ -45,8 +46,8 @@ class FakeSlurm:
     def untrack(self, job_id: str) -> None:
         pass
 
-    async def tagged(self, tag: str = "", *, user: str = "") -> list[JobInfo]:
-        return list(self.tagged_jobs)
+    async def tagged(self, *tags: str, user: str = "") -> list[JobInfo]:
+        return [job for job in self.tagged_jobs if job.comment in tags]
 
     async def cancel(self, job_id: str, *, user: str) -> None:
         if self.cancel_fails:
@@ -140,6 +141,17 @@ def test_a_stop_cancels_its_job_and_one_found_by_its_tag_and_leaves_no_words() -
     asyncio.run(made.stop())
     assert fake.cancelled == ["7", "8"]
     assert (made.stage, made.note) == (Stage.ENDED, "")
+
+
+def test_a_stop_cancels_the_dask_workers_of_its_session_only() -> None:
+    def worker(job_id: str, server: str) -> JobInfo:
+        job = info("RUNNING", job_id)
+        return dataclasses.replace(job, comment=f"gpuportal:dask:local:alice:{server}")
+
+    fake = FakeSlurm(info("RUNNING"), tagged=[worker("8", ""), worker("9", "other")])
+    made = spawner(fake, stage="ready")
+    asyncio.run(made.stop())
+    assert fake.cancelled == ["7", "8"]
 
 
 def test_a_stop_waits_for_its_jobs_end_through_the_shared_poller() -> None:

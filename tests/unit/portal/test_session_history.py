@@ -11,10 +11,11 @@ from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
 from gpuportal_core.jobs import JobDetail, JobInfo
-from gpuportal_core.tags import batch_tag, session_tag
+from gpuportal_core.tags import batch_tag, dask_tag, session_tag
 from gpuportal_portal import db
 from gpuportal_portal.models import JobRecord
 from gpuportal_portal.session_history import (
+    DASK_LAUNCHER,
     SESSION_LAUNCHER,
     record_new_sessions,
     record_sessions,
@@ -22,8 +23,11 @@ from gpuportal_portal.session_history import (
 )
 
 
-def job(job_id: str, state: str, comment: str, start: str = "2026-11-23T08:00:00") -> JobInfo:
-    return JobInfo(job_id, state, "Resources", "gpu01", start, "alice", "8:00:00", "gpu01", comment)
+def job(
+    job_id: str, state: str, comment: str, start: str = "2026-11-23T08:00:00", user: str = ""
+) -> JobInfo:
+    owner = user or comment.split(":")[3] if comment.startswith("gpuportal:") else "alice"
+    return JobInfo(job_id, state, "Resources", "gpu01", start, owner, "8:00:00", "gpu01", comment)
 
 
 def test_each_session_of_this_hub_is_recorded_once(tmp_path: Path) -> None:
@@ -36,12 +40,21 @@ def test_each_session_of_this_hub_is_recorded_once(tmp_path: Path) -> None:
         job("13", "RUNNING", str(session_tag(hub="other-hub", user="alice", server=""))),
         job("14", "RUNNING", str(batch_tag(hub="local", user="alice", key="1.2"))),
         job("15", "RUNNING", "somebody's own comment"),
+        job("16", "RUNNING", str(dask_tag(hub="local", user="alice", server="training"))),
+        # A tag naming somebody else, on alice's own job: not recorded for either.
+        job("17", "RUNNING", str(dask_tag(hub="local", user="bob", server="")), user="alice"),
     ]
     with database.sessions() as session:
-        assert len(record_sessions(session, jobs, hub_id="local")) == 2
+        assert len(record_sessions(session, jobs, hub_id="local")) == 3
         assert record_sessions(session, jobs, hub_id="local") == []  # seen already
         records = {r.slurm_job_id: r for r in session.scalars(select(JobRecord))}
-    assert set(records) == {"11", "12"}
+    assert set(records) == {"11", "12", "16"}
+    worker = records["16"]
+    assert (worker.user, worker.name, worker.launcher) == (
+        "alice",
+        "Dask worker of session training",
+        DASK_LAUNCHER,
+    )
     alice, bob = records["11"], records["12"]
     assert (alice.user, alice.name, alice.launcher, alice.nodes) == (
         "alice",

@@ -1,0 +1,111 @@
+"""Dask on Slurm from a notebook: dask-jobqueue's SLURMCluster set up for this cluster.
+
+At the session's start this writes Dask's configuration for the session (a private folder that
+DASK_ROOT_CONFIG names, so the user's ~/.config/dask still wins), so that two lines
+
+    from dask_jobqueue import SLURMCluster
+    cluster = SLURMCluster(); cluster.scale(jobs=4)
+
+start workers as Slurm jobs of the user: in the session's partition and account, with the
+session's Python and PATH, logs in ~/dask-logs, and the session's Dask tag as their comment. That
+tag is how the hub's stop finds and cancels them with the session (gpuportal_spawner.session_job),
+and how the portal lists them with the user's jobs. The scheduler (in the kernel) listens on this
+node's cluster address; its dashboard on localhost, shown through the hub at
+/user/NAME/dask-dashboard/PORT/status (gpuportal_session.dask_dashboard), where the Dask lab
+panel finds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+TAG_ENV = "GPUPORTAL_DASK_TAG"
+RUNTIME_ENV = "GPUPORTAL_SESSION_RUNTIME"
+CONFIG_FILE = "00-gpuportal-session.yaml"  # admins' /etc/dask files sort after it, and win
+ADMIN_CONFIG = Path("/etc/dask")
+# One worker job: a Dask worker process with this many threads and this much memory. A
+# notebook asks for more with SLURMCluster(cores=..., memory=...).
+WORKER_CORES = 4
+WORKER_MEMORY = "16GiB"
+# A worker whose scheduler (the kernel) is gone quits after this long: the last guard, after
+# the cluster's own close, the kernel's exit and the hub's stop, against a worker left running.
+DEATH_TIMEOUT_S = 30
+
+
+def session_config(env: dict[str, str], *, python: str, host: str, home: Path) -> dict[str, Any]:
+    """Dask's configuration for workers of this session (env: the job's environment)."""
+    slurm: dict[str, Any] = {
+        "cores": WORKER_CORES,
+        "processes": 1,
+        "memory": WORKER_MEMORY,
+        "python": python,
+        "death-timeout": DEATH_TIMEOUT_S,
+        "log-directory": str(home / "dask-logs"),
+        "local-directory": env.get("TMPDIR") or "/tmp",
+        # The session's environment for the workers (modules and venvs put it on PATH).
+        "job-script-prologue": [f"export PATH={_shell_quote(env.get('PATH', ''))}"],
+        "job-extra-directives": [],
+        # The scheduler runs in the kernel on this node: the workers, on other nodes, reach it at
+        # this node's cluster address; its dashboard stays on localhost, proxied by the hub.
+        "scheduler-options": {"host": host, "dashboard_address": "127.0.0.1:0"},
+    }
+    if env.get("SLURM_JOB_PARTITION"):
+        slurm["queue"] = env["SLURM_JOB_PARTITION"]
+    if env.get("SLURM_JOB_ACCOUNT"):
+        slurm["account"] = env["SLURM_JOB_ACCOUNT"]
+    if env.get(RUNTIME_ENV):
+        slurm["walltime"] = env[RUNTIME_ENV]
+    if env.get(TAG_ENV):
+        slurm["job-extra-directives"].append(f"--comment={env[TAG_ENV]}")
+    prefix = env.get("JUPYTERHUB_SERVICE_PREFIX", "/").rstrip("/") + "/"
+    return {
+        "jobqueue": {"slurm": slurm},
+        "distributed": {"dashboard": {"link": prefix + "dask-dashboard/{port}/status"}},
+        # The Dask panel's "New" button starts the same cluster.
+        "labextension": {
+            "factory": {
+                "module": "dask_jobqueue",
+                "class": "SLURMCluster",
+                "args": [],
+                "kwargs": {},
+            }
+        },
+    }
+
+
+def _shell_quote(value: str) -> str:
+    return "'" + value.replace("'", "'\"'\"'") + "'"
+
+
+def write_config(directory: Path, config: dict[str, Any]) -> Path:
+    """Write the config (JSON is YAML) and link the admins' /etc/dask files beside it: Dask reads
+    DASK_ROOT_CONFIG instead of /etc/dask, and theirs must still apply."""
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = directory / CONFIG_FILE
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    if ADMIN_CONFIG.is_dir():
+        for admin in sorted(ADMIN_CONFIG.glob("*.y*ml")):
+            link = directory / admin.name
+            if admin.name != CONFIG_FILE and not link.exists():
+                link.symlink_to(admin)
+    return path
+
+
+def prepare(runtime: Path, host: str) -> None:
+    """Called by gpuportal-singleuser before JupyterLab starts; never a reason not to start."""
+    if not os.environ.get("SLURM_JOB_ID"):
+        return  # not in a Slurm job: nothing to set up for
+    try:
+        config = session_config(
+            dict(os.environ), python=sys.executable, host=host, home=Path.home()
+        )
+        directory = runtime / "dask"
+        write_config(directory, config)
+    except OSError as error:
+        print(f"Dask on Slurm is not set up: {error}", file=sys.stderr)
+        return
+    os.environ["DASK_ROOT_CONFIG"] = str(directory)

@@ -1,0 +1,149 @@
+"""VS Code's entry and settings, Dask's configuration and the job's allocation, as a session
+sets them up (gpuportal_session.vscode, .dask_setup, .slurm_allocation)."""
+
+import json
+import os
+import stat
+
+import pytest
+import yaml
+
+from gpuportal_session import dask_setup, vscode
+from gpuportal_session.slurm_allocation import Allocation, job_allocation
+
+
+def test_allocation_from_mem_or_mem_per_cpu():
+    assert job_allocation({"SLURM_MEM_PER_NODE": "49152", "SLURM_CPUS_ON_NODE": "8"}) == Allocation(
+        49152 * 1024 * 1024, 8
+    )
+    per_cpu = {"SLURM_MEM_PER_CPU": "2048", "SLURM_CPUS_ON_NODE": "4"}
+    assert job_allocation(per_cpu) == Allocation(8192 * 1024 * 1024, 4)
+    assert job_allocation({}) == Allocation(0, 0)
+    assert job_allocation({"SLURM_MEM_PER_NODE": "lots"}) == Allocation(0, 0)
+
+
+def test_no_vscode_tile_without_code_server(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(RuntimeError, match="code-server"):
+        vscode.server_proxy_config()
+    fake = tmp_path / "code-server"
+    fake.write_text("#!/bin/sh\n")
+    fake.chmod(0o755)
+    config = vscode.server_proxy_config()
+    assert config["unix_socket"] is True
+    assert config["launcher_entry"]["title"] == "VS Code"
+
+
+def test_code_server_listens_on_a_private_socket_only(tmp_path):
+    argv = vscode.command_line("/run/x/sock", "/home/alice/work", tmp_path, tmp_path / "data")
+    assert argv[argv.index("--socket") + 1] == "/run/x/sock"
+    assert argv[argv.index("--socket-mode") + 1] == "600"
+    assert "--bind-addr" not in argv
+    assert argv[argv.index("--auth") + 1] == "none"  # the hub's login is in front of it
+    assert argv[-1] == "/home/alice/work"
+    config = tmp_path / "code-server.yaml"
+    assert argv[argv.index("--config") + 1] == str(config)
+    assert stat.S_IMODE(config.stat().st_mode) == 0o600
+
+
+def test_machine_settings_are_merged_and_a_commented_file_is_left_alone(tmp_path):
+    path = tmp_path / "Machine" / "settings.json"
+    wanted = vscode.machine_settings("/opt/env/bin/python")
+    assert vscode.write_machine_settings(tmp_path, wanted)
+    assert json.loads(path.read_text())["python.defaultInterpreterPath"] == "/opt/env/bin/python"
+
+    path.write_text(json.dumps({"editor.fontSize": 16, "python.defaultInterpreterPath": "old"}))
+    assert vscode.write_machine_settings(tmp_path, wanted)
+    merged = json.loads(path.read_text())
+    assert merged["editor.fontSize"] == 16
+    assert merged["python.defaultInterpreterPath"] == "/opt/env/bin/python"
+    profile = merged["terminal.integrated.profiles.linux"]["session"]
+    assert profile["args"][:2] == ["--rcfile", str(vscode.TERMINAL_RC)]
+
+    commented = '{\n  // mine\n  "editor.fontSize": 12\n}\n'
+    path.write_text(commented)
+    assert not vscode.write_machine_settings(tmp_path, wanted)
+    assert path.read_text() == commented
+
+
+JOB_ENV = {
+    "SLURM_JOB_ID": "41",
+    "SLURM_JOB_PARTITION": "gpu",
+    "SLURM_JOB_ACCOUNT": "ds",
+    "PATH": "/opt/envs/torch/bin:/usr/bin",
+    "GPUPORTAL_DASK_TAG": "gpuportal:dask:local:alice:",
+    "GPUPORTAL_SESSION_RUNTIME": "08:00:00",
+    "JUPYTERHUB_SERVICE_PREFIX": "/user/alice/",
+}
+
+
+def test_dask_workers_are_jobs_of_the_session(tmp_path):
+    config = dask_setup.session_config(
+        JOB_ENV, python="/opt/envs/torch/bin/python", host="10.42.0.11", home=tmp_path
+    )
+    slurm = config["jobqueue"]["slurm"]
+    assert slurm["queue"] == "gpu"
+    assert slurm["account"] == "ds"
+    assert slurm["walltime"] == "08:00:00"
+    assert slurm["python"] == "/opt/envs/torch/bin/python"
+    assert slurm["job-extra-directives"] == ["--comment=gpuportal:dask:local:alice:"]
+    assert slurm["job-script-prologue"] == ["export PATH='/opt/envs/torch/bin:/usr/bin'"]
+    assert slurm["log-directory"] == str(tmp_path / "dask-logs")
+    assert slurm["scheduler-options"]["host"] == "10.42.0.11"
+    link = config["distributed"]["dashboard"]["link"]
+    assert link.format(port=8787) == "/user/alice/dask-dashboard/8787/status"
+
+
+def test_dask_reads_the_written_config(tmp_path, monkeypatch):
+    import dask.config
+    from dask_jobqueue import SLURMCluster
+
+    monkeypatch.setattr(dask_setup, "ADMIN_CONFIG", tmp_path / "etc-dask")
+    (tmp_path / "etc-dask").mkdir()
+    (tmp_path / "etc-dask" / "site.yaml").write_text("jobqueue:\n  slurm:\n    cores: 2\n")
+    config = dask_setup.session_config(
+        JOB_ENV, python="/usr/bin/python3", host="127.0.0.1", home=tmp_path
+    )
+    directory = tmp_path / "dask"
+    dask_setup.write_config(directory, config)
+    assert stat.S_IMODE(directory.stat().st_mode) == 0o700
+    loaded = dask.config.collect(paths=[str(directory)], env={})
+    assert loaded["jobqueue"]["slurm"]["queue"] == "gpu"
+    assert loaded["jobqueue"]["slurm"]["cores"] == 2  # the admins' file wins over the session's
+    slurm = {f"jobqueue.slurm.{key}": value for key, value in loaded["jobqueue"]["slurm"].items()}
+    with dask.config.set(slurm):
+        script = SLURMCluster(cores=1, memory="1GiB").job_script()
+    assert "#SBATCH --comment=gpuportal:dask:local:alice:" in script
+    assert "#SBATCH -p gpu" in script
+    assert "export PATH='/opt/envs/torch/bin:/usr/bin'" in script
+    assert "--death-timeout 30" in script
+    json.loads((directory / dask_setup.CONFIG_FILE).read_text())  # JSON, which YAML reads too
+    assert yaml.safe_load((directory / dask_setup.CONFIG_FILE).read_text()) == config
+
+
+def test_no_dask_setup_outside_a_job(tmp_path, monkeypatch):
+    monkeypatch.delenv("SLURM_JOB_ID", raising=False)
+    monkeypatch.delenv("DASK_ROOT_CONFIG", raising=False)
+    dask_setup.prepare(tmp_path, "127.0.0.1")
+    assert not (tmp_path / "dask").exists()
+    assert "DASK_ROOT_CONFIG" not in os.environ
+
+
+PROC_NET_TCP = """\
+  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
+   0: 0100007F:2253 00000000:0000 0A 00000000:00000000 00:00000000 00000000 10001        0 1 1
+   1: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000 10002        0 2 1
+   2: 0B002A0A:2254 00000000:0000 0A 00000000:00000000 00:00000000 00000000 10001        0 3 1
+   3: 0100007F:2255 0100007F:9C40 01 00000000:00000000 00:00000000 00000000 10001        0 4 1
+"""
+
+
+def test_the_dashboard_route_reaches_only_the_users_own_loopback_listeners(tmp_path):
+    from gpuportal_session.dask_dashboard import own_loopback_listeners
+
+    table = tmp_path / "tcp"
+    table.write_text(PROC_NET_TCP)
+    # 8787 is alice's, at 127.0.0.1 and listening; 8080 is bob's; 8788 is on the node's
+    # address; 8789 is a connection, not a listener.
+    assert own_loopback_listeners(10001, table) == {0x2253}
+    assert own_loopback_listeners(10002, table) == {0x1F90}
