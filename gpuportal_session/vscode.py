@@ -57,6 +57,7 @@ def machine_settings(python: str) -> dict[str, Any]:
         "update.mode": "none",
         "workbench.startupEditor": "none",
         "chat.disableAIFeatures": True,
+        "workbench.secondarySideBar.defaultVisibility": "hidden",
     }
 
 
