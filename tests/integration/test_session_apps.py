@@ -23,6 +23,7 @@ import requests
 from bench.kernel_trip import Kernel
 from tests.hubproc import REPO
 from tests.integration.conftest import Hub, server_python, wait_for
+from tests.integration.test_environment_spawn import spawn
 from tests.integration.test_live_profiles import log_in
 
 pytestmark = pytest.mark.integration
@@ -104,12 +105,12 @@ def test_vscode_and_the_desktop_open_from_the_tiles_for_alice_only(
     desktop.set_default_timeout(120_000)
     desktop.wait_for_function(DESKTOP_DRAWN)
     display = wait_for(alice_display, 30, "alice's Xtigervnc")
+    title = "gpuportal-desktop-check"
     xterm = subprocess.Popen(
-        [*as_alice_on(display), "xfce4-terminal", "--title=gpuportal-desktop-check"]
-        + ["--disable-server"]
+        [*as_alice_on(display), "xfce4-terminal", f"--title={title}", "--disable-server"]
     )
-    found = wait_for(lambda: window_titles(display, "gpuportal-desktop-check"), 30, "the window")
-    assert found == ["gpuportal-desktop-check"]
+    found = wait_for(lambda: window_titles(display, title), 30, "the window")
+    assert found == [title]
     desktop.screenshot(path=str(SHOTS / "desktop.png"))
     # Its VNC server has no TCP port: alice's unix socket, in her private folder, only.
     vnc = [line for line in alice_processes() if "Xtigervnc" in line]
@@ -153,10 +154,8 @@ def as_alice_on(display: str) -> list[str]:
     """A command's prefix: as alice, in her session's job (on its node, whose host name her X
     cookie names), on her desktop's X display."""
     job = next(line.split()[0] for line in alice_jobs() if "gpuportal:session:" in line)
-    return ["runuser", "-u", "alice", "--", "srun", f"--jobid={job}", "--overlap", "-n1"] + [
-        "env",
-        f"DISPLAY={display}",
-    ]
+    in_job = ["srun", f"--jobid={job}", "--overlap", "-n1"]
+    return ["runuser", "-u", "alice", "--", *in_job, "env", f"DISPLAY={display}"]
 
 
 def window_titles(display: str, title: str) -> list[str]:
@@ -185,14 +184,7 @@ ON_TWO_NODES = ('memory="16GiB"', 'memory="120GB"')
 
 def test_a_dask_cluster_from_the_notebook_ends_with_the_session(hub: Hub, clean: None) -> None:
     alice = hub.login("alice")
-    spawned = hub.api(
-        alice,
-        "POST",
-        "/users/alice/server",
-        json={"user_options": {"profile": "gpu-1", "environment": "session"}},
-    )
-    assert spawned.status_code in (201, 202), spawned.text
-    hub.wait_ready(alice, "alice")
+    spawn(hub, alice, "session")
     token = hub.api(alice, "POST", "/users/alice/tokens", json={"note": "dask test"}).json()
     kernel = Kernel(hub.url, "alice", token["token"])
     cells = [c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells if c.cell_type == "code"]
