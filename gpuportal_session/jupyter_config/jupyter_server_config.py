@@ -27,4 +27,7 @@ c.ResourceUseDisplay.track_cpu_percent = True
 if allocation.memory_bytes:
     c.ResourceUseDisplay.mem_limit = allocation.memory_bytes
 if allocation.cores:
-    c.ResourceUseDisplay.cpu_limit = float(allocation.cores)
+    # In percent, as the CPU figure it is compared with (100 per core): jupyter-resource-usage
+    # warns (the status bar turns red) when cpu_percent comes near cpu_limit, so the job's cores
+    # as a plain count made 58 % of one core look like an overload of 8.
+    c.ResourceUseDisplay.cpu_limit = 100.0 * allocation.cores

@@ -186,6 +186,18 @@ def test_a_dask_cluster_from_the_notebook_ends_with_the_session(hub: Hub, clean:
     alice = hub.login("alice")
     spawn(hub, alice, "session")
     token = hub.api(alice, "POST", "/users/alice/tokens", json={"note": "dask test"}).json()
+
+    # A kernel shut down with its workers running takes their jobs with it.
+    kernel = Kernel(hub.url, "alice", token["token"])
+    kernel.result(
+        "from dask_jobqueue import SLURMCluster; cluster = SLURMCluster(); cluster.scale(jobs=1)"
+        "\nfrom dask.distributed import Client; Client(cluster).wait_for_workers(1); 'up'",
+        timeout=300,
+    )
+    assert any("gpuportal:dask:" in line for line in alice_jobs())
+    kernel.close()
+    wait_for(lambda: len(alice_jobs()) == 1, 30, "the closed kernel's worker job to end")
+
     kernel = Kernel(hub.url, "alice", token["token"])
     cells = [c.source for c in nbformat.read(NOTEBOOK, as_version=4).cells if c.cell_type == "code"]
     start, compute, _close = cells

@@ -147,3 +147,15 @@ def test_the_dashboard_route_reaches_only_the_users_own_loopback_listeners(tmp_p
     # address; 8789 is a connection, not a listener.
     assert own_loopback_listeners(10001, table) == {0x2253}
     assert own_loopback_listeners(10002, table) == {0x1F90}
+
+
+def test_an_environment_without_the_tools_offers_no_tiles_and_still_starts(monkeypatch, tmp_path):
+    """jupyter-server-proxy reads every entry point as the session's server starts: one whose
+    tool is missing is left out with a warning, and the others (TensorBoard) stay."""
+    from jupyter_server_proxy.config import get_entrypoint_server_processes
+
+    monkeypatch.setenv("PATH", str(tmp_path))  # neither code-server nor vncserver here
+    with pytest.warns(UserWarning):
+        names = {process.name for process in get_entrypoint_server_processes()}
+    assert "tensorboard" in names
+    assert not names & {"vscode", "desktop-websockify"}
