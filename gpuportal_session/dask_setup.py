@@ -9,16 +9,25 @@ DASK_ROOT_CONFIG names, so the user's ~/.config/dask still wins), so that two li
 start workers as Slurm jobs of the user: in the session's partition and account, with the
 session's Python and PATH, logs in ~/dask-logs, and the session's Dask tag as their comment. That
 tag is how the hub's stop finds and cancels them with the session (gpuportal_spawner.session_job),
-and how the portal lists them with the user's jobs. The scheduler (in the kernel) listens on this
-node's cluster address; its dashboard on localhost, shown through the hub at
+and how the portal lists them with the user's jobs.
+
+The scheduler (in the kernel) listens on this node's cluster address, where any user of the
+cluster could connect to it and run code as this one: so every connection is TLS with a key made
+for this session alone (mutual: scheduler, workers and client each show the certificate), in a
+private folder in the home (the workers, on other nodes, read the same configuration through
+DASK_ROOT_CONFIG, which their jobs inherit). The folder goes when the session ends. The
+dashboard listens on localhost, shown through the hub at
 /user/NAME/dask-dashboard/PORT/status (gpuportal_session.dask_dashboard), where the Dask lab
 panel finds it.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +35,9 @@ from typing import Any
 TAG_ENV = "GPUPORTAL_DASK_TAG"
 RUNTIME_ENV = "GPUPORTAL_SESSION_RUNTIME"
 CONFIG_FILE = "00-gpuportal-session.yaml"  # admins' /etc/dask files sort after it, and win
+CERT_FILE, KEY_FILE = "session-tls.pem", "session-tls-key.pem"
+# In the home, which the workers' nodes share: one folder per session job.
+PRIVATE_ROOT = Path("~/.cache/gpuportal-dask")
 ADMIN_CONFIG = Path("/etc/dask")
 # One worker job: a Dask worker process with this many threads and this much memory. A
 # notebook asks for more with SLURMCluster(cores=..., memory=...).
@@ -36,8 +48,11 @@ WORKER_MEMORY = "16GiB"
 DEATH_TIMEOUT_S = 30
 
 
-def session_config(env: dict[str, str], *, python: str, host: str, home: Path) -> dict[str, Any]:
-    """Dask's configuration for workers of this session (env: the job's environment)."""
+def session_config(
+    env: dict[str, str], *, python: str, host: str, home: Path, tls: Path
+) -> dict[str, Any]:
+    """Dask's configuration for workers of this session (env: the job's environment; tls: the
+    folder with the session's certificate and key)."""
     slurm: dict[str, Any] = {
         "cores": WORKER_CORES,
         "processes": 1,
@@ -62,9 +77,22 @@ def session_config(env: dict[str, str], *, python: str, host: str, home: Path) -
     if env.get(TAG_ENV):
         slurm["job-extra-directives"].append(f"--comment={env[TAG_ENV]}")
     prefix = env.get("JUPYTERHUB_SERVICE_PREFIX", "/").rstrip("/") + "/"
+    pair = {"cert": str(tls / CERT_FILE), "key": str(tls / KEY_FILE)}
     return {
         "jobqueue": {"slurm": slurm},
-        "distributed": {"dashboard": {"link": prefix + "dask-dashboard/{port}/status"}},
+        "distributed": {
+            "comm": {
+                "default-scheme": "tls",
+                "require-encryption": True,
+                "tls": {
+                    "ca-file": pair["cert"],  # the session's own certificate is the only CA
+                    "scheduler": pair,
+                    "worker": pair,
+                    "client": pair,
+                },
+            },
+            "dashboard": {"link": prefix + "dask-dashboard/{port}/status"},
+        },
         # The Dask panel's "New" button starts the same cluster.
         "labextension": {
             "factory": {
@@ -95,17 +123,44 @@ def write_config(directory: Path, config: dict[str, Any]) -> Path:
     return path
 
 
-def prepare(runtime: Path, host: str) -> None:
-    """Called by gpuportal-singleuser before JupyterLab starts; never a reason not to start."""
-    if not os.environ.get("SLURM_JOB_ID"):
+def make_key_pair(directory: Path, user: str) -> None:
+    """A self-signed certificate and its key for this session's Dask (openssl: a few ms; Dask
+    checks the certificate, not the host name, so it names no host)."""
+    key = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    files = ["-keyout", str(directory / KEY_FILE), "-out", str(directory / CERT_FILE)]
+    subprocess.run(
+        ["openssl", "req", "-x509", *key, "-days", "30", "-subj", f"/CN=dask-{user}", *files],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
+
+
+def private_folder(root: Path, job_id: str) -> Path:
+    """root/job_id, made 0700 (and checked: a folder of somebody else's is refused)."""
+    for folder in (root, root / job_id):
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        info = folder.lstat()
+        if info.st_uid != os.getuid() or info.st_mode & 0o077:
+            raise OSError(f"{folder} is not private to this user")
+    return root / job_id
+
+
+def prepare(host: str) -> None:
+    """Called by gpuportal-singleuser before JupyterLab starts; never a reason not to start
+    (without it, Dask simply has its defaults)."""
+    job_id = os.environ.get("SLURM_JOB_ID", "")
+    if not job_id:
         return  # not in a Slurm job: nothing to set up for
     try:
+        directory = private_folder(PRIVATE_ROOT.expanduser(), job_id)
+        atexit.register(shutil.rmtree, directory, True)
+        make_key_pair(directory, os.environ.get("USER", "user"))
         config = session_config(
-            dict(os.environ), python=sys.executable, host=host, home=Path.home()
+            dict(os.environ), python=sys.executable, host=host, home=Path.home(), tls=directory
         )
-        directory = runtime / "dask"
         write_config(directory, config)
-    except OSError as error:
+    except (OSError, subprocess.SubprocessError) as error:
         print(f"Dask on Slurm is not set up: {error}", file=sys.stderr)
         return
     os.environ["DASK_ROOT_CONFIG"] = str(directory)

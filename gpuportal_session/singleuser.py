@@ -142,8 +142,7 @@ def main() -> None:
     host = listen_address(url.hostname or "")
     if service_url:
         os.environ["JUPYTERHUB_SERVICE_URL"] = urlunparse(url._replace(netloc=f"{host}:{port}"))
-    if os.environ.get(RUNTIME_ENV):  # the session's private folder (prepare_tensorboard)
-        dask_setup.prepare(Path(os.environ[RUNTIME_ENV]), host)
+    dask_setup.prepare(host)
     if os.path.basename(sys.argv[1]) == SINGLEUSER:
         run_singleuser(sys.argv[1:])
     os.execvp(sys.argv[1], sys.argv[1:])

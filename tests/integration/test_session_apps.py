@@ -208,6 +208,8 @@ def test_a_dask_cluster_from_the_notebook_ends_with_the_session(hub: Hub, clean:
     kernel.result(compute + "\n'computed'", timeout=300)
     assert 0.49 < float(kernel.result("mean")) < 0.51
     assert kernel.result("x.nbytes") == "4000000000"
+    # The scheduler, on the node's cluster address, speaks TLS with the session's own key only.
+    assert kernel.result("cluster.scheduler_address").startswith("'tls://10.")
     link = kernel.result("cluster.dashboard_link").strip("'")
     assert link.startswith("/user/alice/dask-dashboard/") and link.endswith("/status")
 
@@ -226,6 +228,10 @@ def test_a_dask_cluster_from_the_notebook_ends_with_the_session(hub: Hub, clean:
     assert alice.get(hub.url + link, timeout=30).status_code == 200
     assert hub.login("bob").get(hub.url + link, timeout=30).status_code == 403
 
-    # The session stops with the workers running: none of their jobs is left within 30 s.
+    # The session stops with the workers running: none of their jobs is left within 30 s, and
+    # its key is gone from her home.
+    keys = Path("/home/alice/.cache/gpuportal-dask")
+    assert len(list(keys.iterdir())) == 1
     assert stop_alice(hub, alice) < 30
     wait_for(lambda: not alice_processes(), 30, "no process of alice's on the nodes")
+    assert list(keys.iterdir()) == []

@@ -79,7 +79,7 @@ JOB_ENV = {
 
 def test_dask_workers_are_jobs_of_the_session(tmp_path):
     config = dask_setup.session_config(
-        JOB_ENV, python="/opt/envs/torch/bin/python", host="10.42.0.11", home=tmp_path
+        JOB_ENV, python="/opt/envs/torch/bin/python", host="10.42.0.11", home=tmp_path, tls=tmp_path
     )
     slurm = config["jobqueue"]["slurm"]
     assert slurm["queue"] == "gpu"
@@ -101,10 +101,11 @@ def test_dask_reads_the_written_config(tmp_path, monkeypatch):
     monkeypatch.setattr(dask_setup, "ADMIN_CONFIG", tmp_path / "etc-dask")
     (tmp_path / "etc-dask").mkdir()
     (tmp_path / "etc-dask" / "site.yaml").write_text("jobqueue:\n  slurm:\n    cores: 2\n")
-    config = dask_setup.session_config(
-        JOB_ENV, python="/usr/bin/python3", host="127.0.0.1", home=tmp_path
-    )
     directory = tmp_path / "dask"
+    directory.mkdir(mode=0o700)
+    config = dask_setup.session_config(
+        JOB_ENV, python="/usr/bin/python3", host="127.0.0.1", home=tmp_path, tls=directory
+    )
     dask_setup.write_config(directory, config)
     assert stat.S_IMODE(directory.stat().st_mode) == 0o700
     loaded = dask.config.collect(paths=[str(directory)], env={})
@@ -124,9 +125,65 @@ def test_dask_reads_the_written_config(tmp_path, monkeypatch):
 def test_no_dask_setup_outside_a_job(tmp_path, monkeypatch):
     monkeypatch.delenv("SLURM_JOB_ID", raising=False)
     monkeypatch.delenv("DASK_ROOT_CONFIG", raising=False)
-    dask_setup.prepare(tmp_path, "127.0.0.1")
+    monkeypatch.setattr(dask_setup, "PRIVATE_ROOT", tmp_path / "dask")
+    dask_setup.prepare("127.0.0.1")
     assert not (tmp_path / "dask").exists()
     assert "DASK_ROOT_CONFIG" not in os.environ
+
+
+def dotted(tree: dict, prefix: str) -> dict:
+    """{"a": {"b": 1}} as {"prefix.a.b": 1}: dask.config.set replaces a whole subtree it is
+    given, and only these keys must change."""
+    flat = {}
+    for key, value in tree.items():
+        if isinstance(value, dict):
+            flat.update(dotted(value, f"{prefix}.{key}"))
+        else:
+            flat[f"{prefix}.{key}"] = value
+    return flat
+
+
+def test_the_sessions_scheduler_speaks_tls_to_its_own_certificate_only(tmp_path, monkeypatch):
+    """A scheduler set up as a session sets it up: a client with the session's certificate
+    computes; one without it (another user of the cluster) is refused."""
+    import asyncio
+
+    import dask.config
+    from distributed import Client, Scheduler
+
+    monkeypatch.setenv("SLURM_JOB_ID", "41")
+    monkeypatch.setattr(dask_setup, "PRIVATE_ROOT", tmp_path / "dask")
+    monkeypatch.setattr(dask_setup, "ADMIN_CONFIG", tmp_path / "none")
+    dask_setup.prepare("127.0.0.1")
+    folder = tmp_path / "dask" / "41"
+    assert os.environ.pop("DASK_ROOT_CONFIG") == str(folder)
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    assert stat.S_IMODE((folder / dask_setup.KEY_FILE).stat().st_mode) == 0o600
+    session = dask.config.collect(paths=[str(folder)], env={})
+
+    async def scenario() -> tuple[int, str]:
+        with dask.config.set(dotted(session["distributed"]["comm"], "distributed.comm")):
+            async with Scheduler(host="127.0.0.1", port=0, dashboard_address=":0") as scheduler:
+                assert scheduler.address.startswith("tls://")
+                async with Client(scheduler.address, asynchronous=True) as client:
+                    answer = await client.run_on_scheduler(lambda: 6 * 7)
+                    # Another user's client, with a certificate of their own: refused.
+                    with dask.config.set(dotted(others["distributed"]["comm"], "distributed.comm")):
+                        try:
+                            async with Client(scheduler.address, asynchronous=True, timeout="3s"):
+                                refused = "connected"
+                        except (OSError, TimeoutError) as error:
+                            refused = type(error).__name__
+        return answer, refused
+
+    (tmp_path / "bob").mkdir(mode=0o700)
+    dask_setup.make_key_pair(tmp_path / "bob", "bob")
+    others = dask_setup.session_config(
+        JOB_ENV, python="python3", host="127.0.0.1", home=tmp_path, tls=tmp_path / "bob"
+    )
+    answer, refused = asyncio.run(scenario())
+    assert answer == 42
+    assert refused != "connected"
 
 
 PROC_NET_TCP = """\
