@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 import hostlist  # type: ignore[import-untyped]
 
 from gpuportal_core.partitions import gpus_in_gres
+from gpuportal_core.reservations import Reservation
 from gpuportal_core.slurm_time import limit_seconds, slurm_datetime
 from gpuportal_core.words import count
 
@@ -95,6 +96,16 @@ class _Node:
         # Usage only rises where a hold starts: check the window's start and those points.
         points = [start] + [h.start for h in self.holds if start < h.start < end]
         return all(self.used(p) + gpus <= self.total for p in points)
+
+    def runs_until(self, gpus: int, now: datetime) -> datetime | None:
+        """How long a job of `gpus` started now could run here: until the first hold that
+        leaves too few GPUs (FAR_FUTURE: no such hold); None if it cannot start now."""
+        if self.used(now) + gpus > self.total:
+            return None
+        blocking = [
+            h.start for h in self.holds if h.start > now and self.used(h.start) + gpus > self.total
+        ]
+        return min(blocking, default=FAR_FUTURE)
 
     def earliest(
         self, gpus: int, limit: int | None, now: datetime, before: datetime = FAR_FUTURE
@@ -204,7 +215,13 @@ class LineEstimate:
     """
 
     def __init__(
-        self, nodes: Iterable[NodeGpus], jobs: Iterable[GpuJob], *, partition: str, now: datetime
+        self,
+        nodes: Iterable[NodeGpus],
+        jobs: Iterable[GpuJob],
+        *,
+        partition: str,
+        now: datetime,
+        reservations: Iterable[Reservation] = (),
     ) -> None:
         self.now = now
         self._cluster = {
@@ -212,6 +229,14 @@ class LineEstimate:
             for n in nodes
             if partition in n.partitions and n.usable and n.total
         }
+        # A maintenance window holds all of its nodes' GPUs: no job may run into it.
+        for reservation in reservations:
+            if not reservation.maintenance or reservation.end <= now:
+                continue
+            for name in reservation.nodes:
+                if name in self._cluster:
+                    node = self._cluster[name]
+                    node.holds.append(_Hold(reservation.start, reservation.end, node.total))
         waiting = []
         for job in jobs:
             if job.running:
@@ -233,6 +258,18 @@ class LineEstimate:
             for job in line
         }
         self._new: dict[tuple[int, int], datetime | None] = {}
+
+    def longest_now(self, gpus: int) -> int | None:
+        """The longest time limit (seconds) with which a new job of `gpus` GPUs on one node
+        starts now, ahead of a maintenance window or a waiting job's planned start; 0 if it
+        cannot start now at all, None if nothing limits it."""
+        ends = [self._cluster[name].runs_until(gpus, self.now) for name in self._cluster]
+        possible = [end for end in ends if end is not None]
+        if not possible:
+            return 0
+        if FAR_FUTURE in possible:
+            return None
+        return int((max(possible) - self.now).total_seconds())
 
     def new_job_start(self, gpus: int, runtime: int) -> datetime | None:
         """When a new job of `gpus` GPUs on one node for `runtime` s could start (None: never),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from gpuportal_core.capacity import GpuJob, LineEstimate, NodeGpus
+from gpuportal_core.reservations import Reservation
 from gpuportal_core.slurm import SlurmError
 
 
@@ -22,23 +23,32 @@ class Snapshot:
     nodes: list[NodeGpus]
     jobs: list[GpuJob]
     as_of: datetime  # local time, as Slurm prints its times
+    reservations: list[Reservation] = field(default_factory=list)
     _lines: dict[str, LineEstimate] = field(default_factory=dict, compare=False, repr=False)
 
     def line(self, partition: str) -> LineEstimate:
         """The partition's line as of this look, placed once for every page that reads it."""
         if partition not in self._lines:
             self._lines[partition] = LineEstimate(
-                self.nodes, self.jobs, partition=partition, now=self.as_of
+                self.nodes,
+                self.jobs,
+                partition=partition,
+                now=self.as_of,
+                reservations=self.reservations,
             )
         return self._lines[partition]
 
 
 Take = Callable[[], Awaitable[tuple[list[NodeGpus], list[GpuJob]]]]
+TakeReservations = Callable[[], Awaitable[list[Reservation]]]
 
 
 class ClusterSnapshot:
-    def __init__(self, take: Take, *, ttl: float = 10.0) -> None:
+    def __init__(
+        self, take: Take, *, ttl: float = 10.0, reservations: TakeReservations | None = None
+    ) -> None:
         self._take = take
+        self._take_reservations = reservations
         self._ttl = ttl
         self._last: Snapshot | None = None
         # When the last look finished (monotonic), answered or not: callers that come while a
@@ -61,7 +71,9 @@ class ClusterSnapshot:
             self.queries += 1
             try:
                 nodes, jobs = await self._take()
-                self._last = Snapshot(nodes, jobs, datetime.now().replace(microsecond=0))
+                reservations = await self._take_reservations() if self._take_reservations else []
+                now = datetime.now().replace(microsecond=0)
+                self._last = Snapshot(nodes, jobs, now, reservations)
             except SlurmError:
                 pass  # keep the last snapshot; its as_of says how old it is
             finally:

@@ -24,6 +24,11 @@ PENDING_REASONS = {
     "JobHeldUser": "held by you (scontrol release it to start)",
     "JobHeldAdmin": "held by an administrator",
     "ReqNodeNotAvail": "the nodes it needs are unavailable (down, drained or reserved)",
+    # A time limit that would run into a maintenance reservation (gpuportal_core.reservations).
+    "ReqNodeNotAvail, Reserved for maintenance": (
+        "its time limit runs into a maintenance window, so it starts when the maintenance is "
+        "over; a shorter limit (the spawn page offers one) starts before it"
+    ),
     "PartitionDown": "the partition is down",
     "PartitionInactive": "the partition is inactive",
     "PartitionTimeLimit": "its time limit is over the partition's maximum",

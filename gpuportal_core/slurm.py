@@ -26,6 +26,7 @@ from gpuportal_core.jobs import (
     parse_squeue,
 )
 from gpuportal_core.partitions import SINFO_FORMAT, Partition, parse_sinfo
+from gpuportal_core.reservations import Reservation, parse_reservations
 from gpuportal_core.slurm_commands import (
     DEFAULT_RUN_AS,
     CommandResult,
@@ -223,6 +224,14 @@ class SlurmClient:
         if result.returncode != 0:
             _raise_for(argv, result)
         return parse_jobs(result.stdout)
+
+    async def reservations(self) -> list[Reservation]:
+        """Every reservation, maintenance windows among them (one scontrol)."""
+        argv = [self._bin + "scontrol", "show", "reservation", "--oneliner"]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        return parse_reservations(result.stdout)
 
     async def partitions(self) -> dict[str, Partition]:
         """Every partition's time limit and node shapes (one sinfo)."""

@@ -15,15 +15,23 @@ from typing import Any, ClassVar
 from tornado import web
 
 from gpuportal_core.accounting import Associations, GroupUse
-from gpuportal_core.capacity import describe_start, free_gpus
+from gpuportal_core.capacity import LineEstimate, describe_start, free_gpus
 from gpuportal_core.cluster_snapshot import ClusterSnapshot, Snapshot
 from gpuportal_core.profiles import ResourceProfile
+from gpuportal_core.reservations import Reservation, next_maintenance
 from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_core.slurm_time import format_runtime
 from gpuportal_spawner.json_handler import JsonHandler
 from gpuportal_spawner.metrics import record_capacity
 
 CAPACITY_PATH = "gpuportal/capacity"
 log = logging.getLogger(__name__)
+# A limit offered to start before a maintenance window: this much short of it (the look is up to
+# a TTL old, and the job starts a few seconds after the click), in steps of this much, and not
+# offered at all when shorter than the last.
+FIT_MARGIN_S = 300
+FIT_STEP_S = 300
+FIT_SHORTEST_S = 900
 
 
 class Snapshots:
@@ -40,7 +48,7 @@ class Snapshots:
             async def take() -> tuple[Any, Any]:
                 return await slurm.gpu_nodes(), await slurm.gpu_jobs()
 
-            cls._made[key] = ClusterSnapshot(take, ttl=ttl)
+            cls._made[key] = ClusterSnapshot(take, ttl=ttl, reservations=slurm.reservations)
         return cls._made[key]
 
 
@@ -86,7 +94,13 @@ def capacity_view(
             "now": start is not None and start <= now,
             "start": start.isoformat() if start else None,
             "text": describe_start(start, now, profile.gpus),
+            "fits_now": None,
         }
+        maintenance = next_maintenance(snapshot.reservations, now)
+        if start is not None and start > now and maintenance is not None:
+            shown[profile.slug].update(
+                before_maintenance(snapshot.line(profile.partition), profile, maintenance, now)
+            )
         if group is not None and not group.fits(profile.gpus):
             # Free GPUs or not, Slurm holds it until the group is under its limit.
             shown[profile.slug].update(now=False, start=None, text=group.waits(profile.gpus))
@@ -108,6 +122,26 @@ def capacity_view(
         "partitions": partitions,
         "group": group.describe() if group is not None else "",
     }
+
+
+def before_maintenance(
+    line: LineEstimate, profile: ResourceProfile, maintenance: Reservation, now: datetime
+) -> dict[str, Any]:
+    """A profile whose default limit runs into a maintenance window: what the page says, and
+    the longest limit that starts now (fits_now, "HH:MM:SS"), if one is long enough to offer."""
+    window = f"{_clock(maintenance.start, now)} to {_clock(maintenance.end, now)}"
+    default = format_runtime(profile.default_runtime)
+    said = f"Maintenance from {window}: with {default} it would start after it."
+    longest = line.longest_now(profile.gpus)
+    if longest is None or longest - FIT_MARGIN_S < FIT_SHORTEST_S:
+        return {"text": said}
+    fits = (longest - FIT_MARGIN_S) // FIT_STEP_S * FIT_STEP_S
+    limit = format_runtime(fits)
+    return {"text": f"{said} Choose at most {limit} to start now.", "fits_now": limit}
+
+
+def _clock(moment: datetime, now: datetime) -> str:
+    return moment.strftime("%H:%M" if moment.date() == now.date() else "%a %H:%M")
 
 
 class CapacityHandler(JsonHandler):

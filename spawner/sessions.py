@@ -20,6 +20,7 @@ from gpuportal_core.environments import SoftwareEnvironment
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.lifecycle import Stage
 from gpuportal_core.profiles import ResourceProfile, find_profile
+from gpuportal_core.reservations import Reservation
 from gpuportal_core.session_clock import (
     ExtendRefused,
     SessionClock,
@@ -31,6 +32,7 @@ from gpuportal_core.slurm import SlurmError
 from gpuportal_core.slurm_time import describe_runtime, format_runtime, parse_runtime
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.board_spawner import is_board
+from gpuportal_spawner.capacity import Snapshots
 from gpuportal_spawner.culling import cull_card
 from gpuportal_spawner.json_handler import JsonHandler
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
@@ -63,6 +65,29 @@ def _with_zone(when: datetime | None) -> str | None:
     return (when if when.tzinfo else when.astimezone()).isoformat()
 
 
+def maintenance_warning(
+    info: JobInfo | None, ends: datetime | None, reservations: list[Reservation], now: datetime
+) -> str:
+    """What a running session's card says of a maintenance window on its node that starts
+    before its time limit ends ("" for none): Slurm leaves a running job to the admins then."""
+    if info is None or ends is None or not info.host:
+        return ""
+    ahead = sorted(
+        (r for r in reservations if r.maintenance and r.end > now and r.covers(info.host)),
+        key=lambda r: r.start,
+    )
+    for window in ahead:
+        if ends > window.start:
+            start, end = window.start.strftime("%H:%M"), window.end.strftime("%H:%M")
+            if window.start.date() != now.date():
+                start = window.start.strftime("%a %H:%M")
+            return (
+                f"Maintenance on {info.host} from {start} to {end}, before this session's time "
+                f"limit: save your work before {start}; the session may be ended then."
+            )
+    return ""
+
+
 def session_card(
     user: Any,
     wrapper: Any,
@@ -71,6 +96,7 @@ def session_card(
     profiles: list[ResourceProfile],
     environments: list[SoftwareEnvironment],
     now: datetime,
+    reservations: list[Reservation] | None = None,
 ) -> dict[str, Any]:
     """What a card shows of one server; info is its job as last seen (None: no job)."""
     child = wrapper.child_spawner if isinstance(wrapper.child_spawner, GpuSlurmSpawner) else None
@@ -107,6 +133,9 @@ def session_card(
         "extend": [{"add": format_runtime(s), "label": f"+{describe_runtime(s)}"} for s in steps],
         # When the idle culler would stop it and why, and what its GPUs do (gpuportal_core.culling).
         "cull": cull_card(child, wrapper) if child is not None and state == "running" else None,
+        "maintenance": maintenance_warning(info, clock.ends, reservations or [], now)
+        if state == "running"
+        else "",
     }
 
 
@@ -127,6 +156,7 @@ async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
         names.insert(0, "")
     offer = await user.spawners[""].offer()
     now = datetime.now().replace(microsecond=0)
+    reservations = await _reservations(user, names)
     cards = []
     for name in names:
         wrapper = user.spawners[name]
@@ -144,9 +174,25 @@ async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
                 profiles=offer.profiles,
                 environments=offer.environments,
                 now=now,
+                reservations=reservations,
             )
         )
     return cards
+
+
+async def _reservations(user: Any, names: list[str]) -> list[Reservation]:
+    """Slurm's reservations as the shared look at the cluster last saw them (none without a
+    session job to warn about: then Slurm is not asked)."""
+    children = [user.spawners[name].child_spawner for name in names]
+    running = [c for c in children if isinstance(c, GpuSlurmSpawner) and c.job_id]
+    if not running:
+        return []
+    child = running[0]
+    snapshots = Snapshots.get(
+        bin_dir=child.slurm_bin_dir, timeout=child.slurm_timeout, ttl=child.capacity_ttl
+    )
+    snapshot = await snapshots.get_within(CARD_WAIT_S)
+    return snapshot.reservations if snapshot is not None else []
 
 
 class SessionsHandler(JsonHandler):

@@ -20,7 +20,7 @@ SNAPSHOT = Snapshot(
     nodes=[NodeGpus("gpu01", ("gpu",), 4, 4),
            NodeGpus("gpu02", ("gpu",), 4, 0)],
     jobs=[],
-    as_of=datetime.now(),
+    as_of=datetime.now().replace(microsecond=0),  # as ClusterSnapshot takes it
 )  # fmt: skip
 
 
