@@ -29,6 +29,7 @@ from gpuportal_spawner.culling import (
 )
 from gpuportal_spawner.errors import RefusalsWithoutTraceback
 from gpuportal_spawner.named_sessions import kept_limit
+from gpuportal_spawner.notices import NOTICES_PATH, NoticesHandler
 from gpuportal_spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
 from gpuportal_spawner.unused_traits import refuse_unused
 
@@ -125,6 +126,8 @@ c.JupyterHub.extra_handlers = [
     (rf"/{BOARDS_PATH}", BoardsHandler),
     (rf"/{GPU_ACTIVITY_PATH}", GpuActivityHandler),
     (rf"/{CULL_CHECK_PATH}", CullCheckHandler),
+    # The cluster team's notices for every page (hub, portal, JupyterLab): from the portal.
+    (rf"/{NOTICES_PATH}", NoticesHandler),
 ]
 # Several sessions per user: the default one plus this many named ones at a time.
 c.JupyterHub.allow_named_servers = True

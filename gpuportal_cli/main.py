@@ -33,7 +33,22 @@ class Context:
     def client(self) -> Client:
         if self._client is None:
             self._client = Client(self.url, find_token(self._token))
+            say_notices(self._client)
         return self._client
+
+
+def say_notices(client: Client) -> None:
+    """The cluster team's notices showing now, on stderr before the command's own output (so
+    that --json output stays what scripts read); none when the hub cannot say."""
+    try:
+        notices = client.pages("GET", "notices")
+    except CliError:
+        return
+    for notice in notices if isinstance(notices, list) else []:
+        label = "Notice" if notice.get("level") == "info" else f"Notice ({notice.get('level')})"
+        click.echo(
+            click.style(f"{label}: ", fg="yellow", bold=True) + str(notice.get("text")), err=True
+        )
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

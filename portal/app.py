@@ -35,6 +35,7 @@ from gpuportal_portal.routers import (
     job_pages,
     jobs_api,
     metrics_api,
+    notices_api,
     oauth,
     profiles_api,
 )
@@ -109,6 +110,7 @@ def create_app(
     for router in (
         profiles_api.router,
         environments_api.router,
+        notices_api.router,
         jobs_api.router,
         admin_pages.router,
         environment_pages.router,

@@ -133,3 +133,19 @@ class RemovedSession(Base):
 
     slurm_job_id: Mapped[str] = mapped_column(String(20), primary_key=True)
     removed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+
+
+class Notice(Base):
+    """A message from the cluster team shown on every page (hub, portal, JupyterLab) and in the
+    CLI between its start and end, to everyone or to members of its groups."""
+
+    __tablename__ = "notices"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    text: Mapped[str] = mapped_column(Text)
+    level: Mapped[str] = mapped_column(String(10))  # info, warning, danger (Bootstrap's words)
+    starts_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    ends_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), index=True)
+    groups: Mapped[list[str]] = mapped_column(default=list)  # none: everyone
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    created_by: Mapped[str] = mapped_column(String(100))

@@ -83,7 +83,7 @@ def after_save(request: Request, what: str, slug: str) -> RedirectResponse:
     return RedirectResponse(f"{prefix}/admin?{query}", status.HTTP_303_SEE_OTHER)
 
 
-SAVED_RE = re.compile(r"(profile|environment|order):([a-z0-9-]{1,40})")
+SAVED_RE = re.compile(r"(profile|environment|order|notice|removed):([a-z0-9-]{1,40})")
 
 
 def saved_note(request: Request) -> str:
@@ -95,6 +95,10 @@ def saved_note(request: Request) -> str:
     what, slug = match.groups()
     if what == "order":
         return "Saved the order of the profiles; spawn pages show it now."
+    if what == "notice":
+        return f"Posted notice {slug}; pages show it from its start (within a minute)."
+    if what == "removed":
+        return f"Removed notice {slug}; pages drop it within a minute."
     return f"Saved {what} {slug}; users see it on their next spawn page."
 
 

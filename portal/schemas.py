@@ -234,3 +234,29 @@ class EnvironmentPublic(BaseModel):
     version: int
     updated_at: UtcDateTime
     updated_by: str
+
+
+NoticeText = Annotated[str, Field(max_length=500), AfterValidator(_one_line)]
+
+
+class NoticeCreate(BaseModel):
+    """A notice for every page from `starts_at` (default: now) until `ends_at`; to the members
+    of `groups`, or to everyone when there are none."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    text: NoticeText
+    level: Literal["info", "warning", "danger"] = "info"
+    starts_at: datetime | None = None
+    ends_at: datetime
+    groups: Groups = Field(default_factory=list)
+
+
+class NoticePublic(BaseModel):
+    id: int
+    text: str
+    level: str
+    starts_at: datetime
+    ends_at: datetime
+    groups: list[str]
+    created_by: str

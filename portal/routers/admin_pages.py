@@ -6,11 +6,13 @@ from typing import Any
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
+from pydantic import ValidationError
+from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
 from gpuportal_core.profiles import DEFAULT_CULL_LIMITS, EXTRA_SBATCH_OPTIONS
 from gpuportal_core.slurm_time import format_runtime
-from gpuportal_portal import crud, pages, profile_service
+from gpuportal_portal import crud, notice_service, pages, profile_service
 from gpuportal_portal.admin_forms import AdminForm
 from gpuportal_portal.deps import (
     FormDep,
@@ -21,8 +23,10 @@ from gpuportal_portal.deps import (
     SessionDep,
     SettingsDep,
 )
-from gpuportal_portal.models import Profile
-from gpuportal_portal.schemas import ProfileCreate, ProfileUpdate
+from gpuportal_portal.identity import Caller
+from gpuportal_portal.models import Notice, Profile
+from gpuportal_portal.profile_service import RuleViolation
+from gpuportal_portal.schemas import NoticeCreate, ProfileCreate, ProfileUpdate
 
 router = APIRouter(include_in_schema=False)
 
@@ -86,6 +90,17 @@ def home(request: Request, session: SessionDep, caller: PageCaller) -> HTMLRespo
 
 @router.get("/admin", response_class=HTMLResponse)
 def admin_home(request: Request, session: SessionDep, admin: PageAdmin) -> HTMLResponse:
+    return _admin_page(request, session, admin)
+
+
+def _admin_page(
+    request: Request,
+    session: Session,
+    admin: Caller,
+    *,
+    notice_error: str = "",
+    notice_form: dict[str, str] | None = None,
+) -> HTMLResponse:
     return pages.render(
         request,
         "admin.html",
@@ -93,11 +108,65 @@ def admin_home(request: Request, session: SessionDep, admin: PageAdmin) -> HTMLR
             "caller": admin,
             "profiles": crud.list_profiles(session),
             "environments": crud.list_environments(session),
+            "notices": [notice_service.public(n) for n in notice_service.not_ended(session)],
+            "notice_error": notice_error,
+            "notice_form": notice_form or {"level": "info"},
             "audit": crud.list_audit(session, limit=50),
             "runtime": crud.editable_values,
             "saved": pages.saved_note(request),
         },
+        status_code=422 if notice_error else 200,
     )
+
+
+@router.post("/admin/notices", response_class=HTMLResponse)
+def post_notice(
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    identity: IdentityDep,
+    admin: PageAdmin,
+) -> Response:
+    if not pages.csrf_ok(request, form, identity):
+        return pages.forbidden_form(request)
+    sent = {
+        k: str(form.get(k, "")).strip() for k in ("text", "level", "starts_at", "ends_at", "groups")
+    }
+    try:
+        data = NoticeCreate.model_validate(
+            {
+                "text": sent["text"],
+                "level": sent["level"] or "info",
+                "starts_at": sent["starts_at"] or None,
+                "ends_at": sent["ends_at"],
+                "groups": [g.strip() for g in sent["groups"].split(",") if g.strip()],
+            }
+        )
+        notice = notice_service.create(session, data=data, actor=admin.name)
+    except ValidationError as error:
+        said = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        return _admin_page(request, session, admin, notice_error=said, notice_form=sent)
+    except RuleViolation as error:
+        return _admin_page(request, session, admin, notice_error=str(error), notice_form=sent)
+    return pages.after_save(request, "notice", str(notice.id))
+
+
+@router.post("/admin/notices/{notice_id}/remove", response_class=HTMLResponse)
+def remove_notice(
+    notice_id: int,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    identity: IdentityDep,
+    admin: PageAdmin,
+) -> Response:
+    if not pages.csrf_ok(request, form, identity):
+        return pages.forbidden_form(request)
+    notice = session.get(Notice, notice_id)
+    if notice is None:
+        return pages.not_found(request, "notice", str(notice_id))
+    notice_service.remove(session, notice=notice, actor=admin.name)
+    return pages.after_save(request, "removed", str(notice_id))
 
 
 PROFILE_FORM: AdminForm[Profile] = AdminForm(

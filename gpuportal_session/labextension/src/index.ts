@@ -2,7 +2,8 @@
  * JupyterLab in a GPU portal session: the time left before the job's time limit in the
  * status bar, and one warning 15 minutes before the end with a way to extend it; a warning
  * before the idle culler stops an unused session (or one whose GPUs sit idle); and
- * "Open in TensorBoard" on folders (./tensorboard.ts); a Portal menu (./portal_menu.ts).
+ * "Open in TensorBoard" on folders (./tensorboard.ts); a Portal menu (./portal_menu.ts); the
+ * cluster team's notices (./notices.ts).
  *
  * The hub is the one source of the clock (an extension made on the hub home shows here at the
  * next read); nothing here asks Slurm.
@@ -24,6 +25,7 @@ import {
   endsAt,
   readCard
 } from './clock';
+import { noticesPlugin } from './notices';
 import { portalMenuPlugin } from './portal_menu';
 import { tensorboardPlugin } from './tensorboard';
 
@@ -146,4 +148,4 @@ const timeLeftPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [timeLeftPlugin, tensorboardPlugin, portalMenuPlugin];
+export default [timeLeftPlugin, tensorboardPlugin, portalMenuPlugin, noticesPlugin];
