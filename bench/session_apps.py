@@ -57,7 +57,7 @@ def one_round(browser: Any, hub: Hub) -> dict[str, tuple[float, float]]:
     lab = log_in(browser, hub, USER, PASSWORD)  # before the spawn: the login lands on the hub
     spawn(hub, hub.login(USER), "session")
     lab.set_default_timeout(120_000)
-    lab.goto(f"{hub.url}/user/{USER}/lab")
+    lab.goto(f"{hub.url}/user/{USER}/lab?reset")  # a fresh layout, with the launcher
     lab.wait_for_selector(".jp-LauncherCard:has-text('VS Code')")
     times = {}
     for tile, drawn in APPS.items():

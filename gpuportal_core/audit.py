@@ -35,6 +35,7 @@ ACTIONS = frozenset(
         "share_tensorboard",
         "profile_edit",
         "environment_edit",
+        "notice_edit",
         "job_submit",
         "job_cancel",
     }

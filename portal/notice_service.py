@@ -13,6 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from gpuportal_portal.audit_stream import audit_on_commit
+from gpuportal_portal.job_service import aware_utc
 from gpuportal_portal.models import AuditRecord, Notice, utcnow
 from gpuportal_portal.profile_rules import Problem
 from gpuportal_portal.profile_service import RuleViolation
@@ -20,13 +21,16 @@ from gpuportal_portal.schemas import NoticeCreate, NoticePublic
 
 
 def aware(moment: datetime) -> datetime:
-    """With a zone: one given without is this host's local time."""
+    """A time sent with a zone, or without one (this host's local time), in UTC."""
     return (moment if moment.tzinfo else moment.astimezone()).astimezone(UTC)
 
 
 def create(session: Session, *, data: NoticeCreate, actor: str) -> Notice:
-    starts = aware(data.starts_at) if data.starts_at else utcnow()
-    ends = aware(data.ends_at)
+    try:
+        starts = aware(data.starts_at) if data.starts_at else utcnow()
+        ends = aware(data.ends_at)
+    except (ValueError, OverflowError):  # a time at the very edge of the calendar
+        raise RuleViolation([Problem("ends_at", "is not a time a notice can have")]) from None
     if ends <= starts:
         raise RuleViolation([Problem("ends_at", "must be after the start")])
     if ends <= utcnow():
@@ -81,7 +85,8 @@ def current_for(notices: Iterable[Notice], groups: Iterable[str], now: datetime)
     return [
         n
         for n in notices
-        if aware(n.starts_at) <= now < aware(n.ends_at) and (not n.groups or mine & set(n.groups))
+        if aware_utc(n.starts_at) <= now < aware_utc(n.ends_at)
+        and (not n.groups or mine & set(n.groups))
     ]
 
 
@@ -90,8 +95,8 @@ def public(notice: Notice) -> NoticePublic:
         id=notice.id,
         text=notice.text,
         level=notice.level,
-        starts_at=aware(notice.starts_at),
-        ends_at=aware(notice.ends_at),
+        starts_at=aware_utc(notice.starts_at),
+        ends_at=aware_utc(notice.ends_at),
         groups=list(notice.groups),
         created_by=notice.created_by,
     )

@@ -72,6 +72,9 @@ def test_vscode_and_the_desktop_open_from_the_tiles_for_alice_only(
     page.check("input[name=environment][value=session]")
     page.click("#spawn_form button[type=submit]")
     page.wait_for_url("**/user/alice/lab**")
+    # A fresh layout, with the launcher (an earlier test's saved one may have none).
+    page.goto(f"{hub.url}/user/alice/lab?reset")
+    page.wait_for_selector(".jp-LauncherCard:has-text('VS Code')")
     # The status bar's memory is the job's 48 GB (one GPU's share), not the node's 200 GB.
     page.wait_for_selector("#jp-main-statusbar :text('/ 49152.00 MB')")
 

@@ -40,7 +40,7 @@ export const noticesPlugin: JupyterFrontEndPlugin<void> = {
   id: '@gpuportal/session:notices',
   description: "The cluster team's notices, as notifications while they run.",
   autoStart: true,
-  activate: (_app: JupyterFrontEnd) => {
+  activate: (app: JupyterFrontEnd) => {
     const hubPrefix = PageConfig.getOption('hubPrefix');
     if (!hubPrefix) {
       return; // not started by a hub
@@ -68,7 +68,11 @@ export const noticesPlugin: JupyterFrontEndPlugin<void> = {
         }
       }
     };
-    void look();
-    window.setInterval(() => void look(), READ_EVERY_MS);
+    // After the lab is drawn: a notification emitted before the toasts' container is up is
+    // counted in the notification centre but never shown.
+    void app.restored.then(() => {
+      void look();
+      window.setInterval(() => void look(), READ_EVERY_MS);
+    });
   }
 };

@@ -3,10 +3,13 @@ showing to them now, the hub reads every one not ended (gpuportal_portal.notice_
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from fastapi.testclient import TestClient
 
+from gpuportal_portal import audit_stream
 from gpuportal_portal.identity import HubIdentity
 from gpuportal_portal.models import Notice
 from gpuportal_portal.notice_service import current_for
@@ -22,9 +25,10 @@ def at(hours: float) -> str:
 
 
 def test_admins_post_and_remove_notices_that_readers_see_while_they_run(
-    client: tuple[TestClient, HubIdentity],
+    client: tuple[TestClient, HubIdentity], tmp_path: Path
 ) -> None:
     api = client[0]
+    audit_stream.configure(str(tmp_path))  # the audit stream, as the portal runs it
     now = api.post(
         f"{API}/notices",
         headers=ADMIN,
@@ -59,6 +63,12 @@ def test_admins_post_and_remove_notices_that_readers_see_while_they_run(
     audit = api.get(f"{API}/audit", headers=ADMIN).json()
     notices = [(a["action"], a["subject"]) for a in audit if a["kind"] == "notice"]
     assert ("create", str(first)) in notices and ("delete", str(first)) in notices
+    lines = [
+        json.loads(line) for line in (tmp_path / "audit-portal.jsonl").read_text().splitlines()
+    ]
+    said = [(line["action"], line["change"]) for line in lines]
+    assert said.count(("notice_edit", "create")) == 3 and ("notice_edit", "delete") in said
+    audit_stream.configure("")
 
 
 def test_a_notice_that_would_never_show_is_refused_at_its_field(
