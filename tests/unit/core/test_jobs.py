@@ -3,6 +3,7 @@ import pytest
 from gpuportal_core.jobs import (
     ParseError,
     Phase,
+    describe_reason,
     parse_sacct,
     parse_sbatch_parsable,
     parse_scontrol_job,
@@ -119,3 +120,9 @@ def test_sacct_lines_for_a_job_and_an_array():
         "gpu01",
     )
     assert (waiting.array_task, waiting.exit_code, waiting.reason) == ("2-3", None, "AssocGrpGRES")
+
+
+def test_a_job_held_by_a_maintenance_window_says_so():
+    # squeue's reason for a job whose time limit runs into a MAINT reservation (Slurm 22.05).
+    why = describe_reason("ReqNodeNotAvail, Reserved for maintenance")
+    assert why.startswith("its time limit runs into a maintenance window")
