@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from gpuportal_cli.client import CliError
 from gpuportal_cli.output import as_json, table
 
 LAUNCHERS = ["torchrun", "deepspeed", "horovod", "mpi", "srun"]
@@ -85,10 +86,12 @@ def register(cli: click.Group) -> None:
     @click.argument("job_id", type=int)
     @click.pass_obj
     def jobs_show(obj: Any, job_id: int) -> None:
-        """One job: state, why it waits, nodes, exit code, the end of its output."""
+        """One job: state, why it waits, nodes, exit code, what it used (once ended), the end
+        of its output."""
         job = obj.client.portal("GET", f"/jobs/{job_id}")
+        use = _use(obj, job)
         if obj.json:
-            as_json(job)
+            as_json({**job, "use": use})
             return
         click.echo(
             f"#{job['id']} {job['name']} ({job['launcher']}), Slurm job {job['slurm_job_id']}"
@@ -102,6 +105,8 @@ def register(cli: click.Group) -> None:
                 click.echo(f"{key.replace('_', ' ')}: {job[key]}")
         for task, state in sorted(job.get("tasks", {}).items()):
             click.echo(f"task {task}: {state}")
+        if use is not None:
+            click.echo(f"use: {use['summary']}")
         click.echo("\n".join(job["output_tail"]))
 
     @jobs.command("follow")
@@ -146,3 +151,14 @@ def _follow(obj: Any, job_id: int) -> None:
             click.echo(f"#{job_id} {job['state'].lower()}, exit code {job['exit_code']}", err=True)
             raise SystemExit(job["exit_code"] or (0 if job["state"] == "COMPLETED" else 1))
         time.sleep(2)
+
+
+def _use(obj: Any, job: dict[str, Any]) -> dict[str, Any] | None:
+    """What an ended job used (Slurm's accounting); None while it runs or when unknown."""
+    if not job.get("final"):
+        return None
+    try:
+        use: dict[str, Any] = obj.client.portal("GET", f"/jobs/{job['id']}/use")
+    except CliError:
+        return None
+    return use

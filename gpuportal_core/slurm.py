@@ -15,6 +15,7 @@ from gpuportal_core.capacity import (
     parse_jobs,
     parse_nodes,
 )
+from gpuportal_core.efficiency import SACCT_USE_FORMAT, Efficiency, parse_use
 from gpuportal_core.jobs import (
     SACCT_FORMAT,
     SQUEUE_FORMAT,
@@ -224,6 +225,15 @@ class SlurmClient:
         if result.returncode != 0:
             _raise_for(argv, result)
         return parse_jobs(result.stdout)
+
+    async def use(self, job_id: str) -> Efficiency | None:
+        """What an ended job used of what it asked for (sacct, from slurmdbd); None if the
+        accounting has no record of it."""
+        argv = [self._bin + "sacct", "-n", "-P", f"--format={SACCT_USE_FORMAT}", f"-j{job_id}"]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        return parse_use(result.stdout)
 
     async def reservations(self) -> list[Reservation]:
         """Every reservation, maintenance windows among them (one scontrol)."""

@@ -101,3 +101,19 @@ class JobDetailPublic(JobPublic):
 
 class ScriptPreview(BaseModel):
     script: str
+
+
+class JobUsePublic(BaseModel):
+    """What an ended job used of what it asked for (Slurm's accounting); a use of null was not
+    measured (the cluster gathers no job accounting)."""
+
+    elapsed_s: int
+    limit_s: int | None
+    time_percent: float | None
+    cores: int
+    cpu_s: float | None
+    cpu_percent: float | None
+    requested_bytes: int | None
+    max_rss_bytes: int | None
+    memory_percent: float | None
+    summary: str

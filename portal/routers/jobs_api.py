@@ -31,7 +31,13 @@ from gpuportal_portal.deps import (
     WatcherDep,
 )
 from gpuportal_portal.identity import Caller
-from gpuportal_portal.job_schemas import JobCreate, JobDetailPublic, JobPublic, ScriptPreview
+from gpuportal_portal.job_schemas import (
+    JobCreate,
+    JobDetailPublic,
+    JobPublic,
+    JobUsePublic,
+    ScriptPreview,
+)
 from gpuportal_portal.models import JobRecord
 from gpuportal_portal.session_history import SESSION_LAUNCHER, remember_removal
 
@@ -153,6 +159,25 @@ def get_job(
         waiting_because=describe_reason(record.reason) if record.state == "PENDING" else "",
         output_tail=anyio.from_thread.run(job_output.output_tail, slurm, record),
     )
+
+
+@router.get("/jobs/{job_id}/use", response_model=JobUsePublic)
+def job_use(job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep) -> JobUsePublic:
+    """What an ended job (or session) used of the cores, memory and time it asked for, from
+    Slurm's accounting: a 409 while it runs."""
+    record = _own(session, caller, job_id)
+    if not record.slurm_job_id or not job_service.settled(record.state):
+        raise HTTPException(
+            status.HTTP_409_CONFLICT,
+            f"Job {job_id} has not ended: what it used is known once it has.",
+        )
+    use = anyio.from_thread.run(slurm.use, record.slurm_job_id)
+    if use is None:
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND,
+            f"Slurm's accounting has no record of job {record.slurm_job_id} (yet).",
+        )
+    return JobUsePublic(**use.as_dict())
 
 
 @router.delete(

@@ -1,0 +1,146 @@
+"""How much of what a job asked for it used, from Slurm's accounting (sacct), as jobstats and
+seff tell it: time (Elapsed against Timelimit), CPU (TotalCPU against the cores times Elapsed)
+and memory (the largest MaxRSS of its steps against what it asked for).
+
+CPU and memory are measured by Slurm's job accounting gatherer on the nodes
+(JobAcctGatherType); a cluster without one records no use, and the figures then say "not
+measured" rather than 0 %.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpuportal_core.slurm_time import SlurmTimeError, parse_slurm_time
+
+# sacct -n -P -j ID --format=SACCT_USE_FORMAT: the job's line, then one per step.
+SACCT_USE_FORMAT = "JobID,State,Elapsed,Timelimit,TotalCPU,NCPUS,ReqMem,MaxRSS"
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)(?:[nc])?$")
+_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+_CPU_TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.(\d+))?$")
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Use against request; a use of None was not measured (no accounting gatherer)."""
+
+    elapsed_s: int
+    limit_s: int | None
+    cores: int
+    cpu_s: float | None
+    requested_bytes: int | None
+    max_rss_bytes: int | None
+
+    @property
+    def time_percent(self) -> float | None:
+        return 100.0 * self.elapsed_s / self.limit_s if self.limit_s else None
+
+    @property
+    def cpu_percent(self) -> float | None:
+        if self.cpu_s is None or not self.cores or not self.elapsed_s:
+            return None
+        return 100.0 * self.cpu_s / (self.cores * self.elapsed_s)
+
+    @property
+    def memory_percent(self) -> float | None:
+        if self.max_rss_bytes is None or not self.requested_bytes:
+            return None
+        return 100.0 * self.max_rss_bytes / self.requested_bytes
+
+    def as_dict(self) -> dict[str, float | int | str | None]:
+        return {
+            "elapsed_s": self.elapsed_s,
+            "limit_s": self.limit_s,
+            "time_percent": _round(self.time_percent),
+            "cores": self.cores,
+            "cpu_s": _round(self.cpu_s),
+            "cpu_percent": _round(self.cpu_percent),
+            "requested_bytes": self.requested_bytes,
+            "max_rss_bytes": self.max_rss_bytes,
+            "memory_percent": _round(self.memory_percent),
+            "summary": self.summary(),
+        }
+
+    def summary(self) -> str:
+        """In words, e.g. "Used 25 % of its 4 cores, 0.5 GB of its 8.0 GB of memory (6 %) and 1 min
+        of its 10 min."."""
+        ran = (
+            f"{_duration(self.elapsed_s)} of its {_duration(self.limit_s)}" if self.limit_s else ""
+        )
+        used = []
+        if self.cpu_percent is not None:
+            used.append(f"{self.cpu_percent:.0f} % of its {self.cores} cores")
+        if self.memory_percent is not None and self.requested_bytes:
+            used.append(
+                f"{_gb(self.max_rss_bytes or 0)} of its {_gb(self.requested_bytes)} of memory "
+                f"({self.memory_percent:.0f} %)"
+            )
+        if not used:
+            return (f"Ran {ran}; " if ran else "") + (
+                "CPU and memory use not measured (Slurm gathers no job accounting here)."
+            )
+        return "Used " + ", ".join(used) + (f" and {ran}." if ran else ".")
+
+
+def _round(value: float | None) -> float | None:
+    return round(value, 1) if value is not None else None
+
+
+def _gb(size: int) -> str:
+    return f"{size / 1024**3:.1f} GB" if size < 10 * 1024**3 else f"{size / 1024**3:.0f} GB"
+
+
+def _duration(seconds: int) -> str:
+    if seconds < 60:
+        return f"{seconds} s"
+    hours, rest = divmod(seconds, 3600)
+    minutes = rest // 60
+    return f"{hours} h {minutes:02d} min" if hours else f"{minutes} min"
+
+
+def size_bytes(text: str) -> int | None:
+    """sacct's sizes ("4G", "3500M", "1234K", "0"; Slurm before 21 added n or c): bytes."""
+    match = _SIZE.match(text.strip())
+    if match is None:
+        return None
+    number, unit = match.groups()
+    return int(float(number) * _UNITS[unit])
+
+
+def cpu_seconds(text: str) -> float | None:
+    """sacct's TotalCPU ("00:16.123", "01:02:03", "1-00:00:00"): seconds."""
+    match = _CPU_TIME.match(text.strip())
+    if match is None:
+        return None
+    days, hours, minutes, seconds, fraction = match.groups()
+    whole = ((int(days or 0) * 24 + int(hours or 0)) * 60 + int(minutes)) * 60 + int(seconds)
+    return whole + (float(f"0.{fraction}") if fraction else 0.0)
+
+
+def parse_use(text: str) -> Efficiency | None:
+    """sacct -n -P --format=SACCT_USE_FORMAT lines for one job (its line first, then its
+    steps); None without the job's line. With no gatherer sacct prints no MaxRSS and a
+    TotalCPU of 0: both are "not measured" then."""
+    lines = [line.split("|") for line in text.splitlines() if line.count("|") >= 7]
+    jobs = [parts for parts in lines if "." not in parts[0]]
+    if not jobs:
+        return None
+    _, _, elapsed, limit, total_cpu, ncpus, req_mem, _ = jobs[0][:8]
+    try:
+        elapsed_s = parse_slurm_time(elapsed) or 0
+        limit_s = parse_slurm_time(limit)
+    except SlurmTimeError:
+        return None
+    rss = [size_bytes(parts[7]) for parts in lines if "." in parts[0] and parts[7]]
+    measured = [value for value in rss if value is not None]
+    cpu = cpu_seconds(total_cpu)
+    gathered = bool(measured) and max(measured) > 0
+    return Efficiency(
+        elapsed_s=elapsed_s,
+        limit_s=limit_s,
+        cores=int(ncpus) if ncpus.isdigit() else 0,
+        cpu_s=cpu if gathered else None,
+        requested_bytes=size_bytes(req_mem),
+        max_rss_bytes=max(measured) if gathered else None,
+    )

@@ -1,0 +1,74 @@
+"""What a job used of what it asked for (issue 24, 1), from Slurm's real accounting: a job that
+burns one core of four reads about 25 %; a portal job's use through the API and the CLI."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from typing import Any
+
+import pytest
+import requests
+
+from gpuportal_core.slurm import SlurmClient
+from tests.hubproc import VENV_BIN
+from tests.integration.conftest import Hub, wait_for
+from tests.integration.test_cli import token_of
+
+pytestmark = pytest.mark.integration
+
+BURN = "timeout 20 sh -c 'while :; do :; done'"  # one core, flat out, for 20 s
+
+
+def accounted(job_id: str) -> Any:
+    """The job's use once it has ended and slurmdbd has its steps (None until then)."""
+    use = asyncio.run(SlurmClient().use(job_id))
+    return use if use is not None and use.max_rss_bytes is not None else None
+
+
+def test_one_core_of_four_reads_about_a_quarter(cluster: None) -> None:
+    asks = ["-p", "gpu", "--gres=gpu:1", "--cpus-per-task=4", "--mem=8G", "-t", "00:05:00"]
+    asks += ["--chdir=/tmp", "--output=/dev/null"]  # nothing to keep, nowhere it cannot write
+    submitted = subprocess.run(
+        ["runuser", "-u", "alice", "--", "sbatch", "--parsable", *asks, f"--wrap={BURN}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    job_id = submitted.stdout.strip().split(";")[0]
+    use = wait_for(lambda: accounted(job_id), 120, "the job's accounting")
+    assert use.cores == 4
+    assert 15 <= use.cpu_percent <= 35, use
+    assert use.requested_bytes == 8 * 1024**3 and 0 < use.memory_percent < 5
+    assert use.summary().startswith(f"Used {use.cpu_percent:.0f} % of its 4 cores")
+
+
+def test_a_portal_jobs_use_through_the_api_and_the_cli(hub: Hub, clean: None) -> None:
+    token = token_of(hub, "alice")
+    api = f"{hub.url}/services/portal/api/jobs"
+    mine = {"Authorization": f"token {token}"}
+    body = {"name": "burn", "launcher": "srun", "nodes": 1, "gpus_per_node": 1}
+    job = requests.post(
+        api, headers=mine, json={**body, "runtime": "00:05:00", "command": BURN}, timeout=60
+    ).json()
+    running = requests.get(f"{api}/{job['id']}/use", headers=mine, timeout=30)
+    assert running.status_code == 409 and "has not ended" in running.json()["detail"]
+
+    def use() -> Any:
+        state = requests.get(f"{api}/{job['id']}", headers=mine, timeout=30).json()
+        if not state["final"]:
+            return None
+        answer = requests.get(f"{api}/{job['id']}/use", headers=mine, timeout=30)
+        return answer.json() if answer.ok and answer.json()["max_rss_bytes"] else None
+
+    got = wait_for(use, 150, "the portal job's use")
+    # One GPU's share is 8 cores: one busy core is an eighth.
+    assert got["cores"] == 8 and 7 <= got["cpu_percent"] <= 20, got
+    as_alice = ["--url", hub.url, "--token", token]
+    shown = subprocess.run(
+        [str(VENV_BIN / "gpuportal"), *as_alice, "jobs", "show", str(job["id"])],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert f"use: {got['summary']}" in shown.stdout

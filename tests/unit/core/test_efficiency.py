@@ -1,0 +1,66 @@
+"""A job's use against its request, from sacct (gpuportal_core.efficiency)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuportal_core.efficiency import cpu_seconds, parse_use, size_bytes
+
+# One core of four burned for a minute, in a 10-minute job that asked for 8 GB (Slurm 22.05).
+ONE_OF_FOUR = """\
+291|COMPLETED|00:01:00|00:10:00|01:00.512|4|8G|
+291.batch|COMPLETED|00:01:00||01:00.510|4||5340K
+291.extern|COMPLETED|00:01:00||00:00.002|4||0
+"""
+# The same job on a cluster without an accounting gatherer (JobAcctGatherType=none).
+NOT_GATHERED = """\
+292|COMPLETED|00:01:00|00:10:00|00:00:00|4|8G|
+292.batch|COMPLETED|00:01:00||00:00:00|4||
+292.extern|COMPLETED|00:01:00||00:00:00|4||
+"""
+
+
+def test_one_core_of_four_is_a_quarter():
+    use = parse_use(ONE_OF_FOUR)
+    assert use is not None
+    assert use.cpu_percent == pytest.approx(25.2, abs=0.1)
+    assert use.time_percent == 10.0
+    assert use.max_rss_bytes == 5340 * 1024 and use.requested_bytes == 8 * 1024**3
+    assert use.summary() == (
+        "Used 25 % of its 4 cores, 0.0 GB of its 8.0 GB of memory (0 %) and 1 min of its 10 min."
+    )
+
+
+def test_without_a_gatherer_use_is_not_measured_not_zero():
+    use = parse_use(NOT_GATHERED)
+    assert use is not None
+    assert use.cpu_percent is None and use.memory_percent is None
+    assert use.time_percent == 10.0
+    assert use.summary() == (
+        "Ran 1 min of its 10 min; CPU and memory use not measured (Slurm gathers no job "
+        "accounting here)."
+    )
+    assert parse_use("") is None
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("00:16.123", 16.123), ("01:02:03", 3723.0), ("1-00:00:00", 86400.0), ("x", None)],
+)
+def test_cpu_times(text, seconds):
+    assert cpu_seconds(text) == (pytest.approx(seconds) if seconds else None)
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("8G", 8 * 1024**3),
+        ("3500M", 3500 * 1024**2),
+        ("1234K", 1234 * 1024),
+        ("4000Mn", 4000 * 1024**2),
+        ("0", 0),
+        ("", None),
+    ],
+)
+def test_sizes(text, size):
+    assert size_bytes(text) == size
