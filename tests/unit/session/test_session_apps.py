@@ -216,3 +216,22 @@ def test_an_environment_without_the_tools_offers_no_tiles_and_still_starts(monke
         names = {process.name for process in get_entrypoint_server_processes()}
     assert "tensorboard" in names
     assert not names & {"vscode", "desktop-websockify"}
+
+
+def test_an_earlier_sessions_left_key_is_removed_unless_its_job_runs(tmp_path, monkeypatch):
+    import subprocess as real
+
+    for job in ("40", "41", "42"):
+        (tmp_path / job).mkdir()
+    asked = []
+
+    def squeue(argv, **kwargs):
+        asked.append(argv[0])
+        return real.CompletedProcess(argv, 0, stdout="42\n41\n")
+
+    monkeypatch.setattr(dask_setup.subprocess, "run", squeue)
+    assert dask_setup.remove_stale(tmp_path, "41") == ["40"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["41", "42"]
+    # Nothing of another session's: Slurm is not asked.
+    (tmp_path / "42").rmdir()
+    assert dask_setup.remove_stale(tmp_path, "41") == [] and asked == ["squeue"]
