@@ -153,6 +153,22 @@ def profiles_set(obj: Context, slug: str, groups: tuple[str, ...], **fields: Any
     as_json(saved) if obj.json else click.echo(f"{slug} saved (version {saved['version']}).")
 
 
+@cli.command()
+@click.pass_obj
+def usage(obj: Context) -> None:
+    """GPU-hours this week and month, yours and your groups', and fair share in words."""
+    got = obj.client.portal("GET", "/usage")
+    if obj.json:
+        as_json(got)
+        return
+    hours = got["gpu_hours"]
+    click.echo(f"{got['user']}: {hours['week']} GPU-hours this week, {hours['month']} this month")
+    for group in got["groups"]:
+        its = group["gpu_hours"]
+        click.echo(f"group {group['account']}: {its['week']} this week, {its['month']} this month")
+        click.echo(f"  {group['standing']}")
+
+
 session_commands.register(cli)
 jobs_commands.register(cli)
 

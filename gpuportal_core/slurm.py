@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import datetime
 
 from gpuportal_core.accounting import ASSOC_FORMAT, Associations, parse_associations
 from gpuportal_core.capacity import (
@@ -39,6 +40,13 @@ from gpuportal_core.slurm_commands import (
 from gpuportal_core.slurm_commands import SlurmError as SlurmError
 from gpuportal_core.slurm_commands import SlurmUnavailable as SlurmUnavailable
 from gpuportal_core.tags import parse_tag
+from gpuportal_core.usage import (
+    SACCT_GPU_FORMAT,
+    SSHARE_FORMAT,
+    FairShare,
+    gpu_hours,
+    parse_fairshare,
+)
 
 log = logging.getLogger(__name__)
 
@@ -234,6 +242,34 @@ class SlurmClient:
         if result.returncode != 0:
             _raise_for(argv, result)
         return parse_use(result.stdout)
+
+    async def gpu_hours(
+        self, *, since: datetime, user: str = "", account: str = ""
+    ) -> dict[tuple[str, str], float]:
+        """GPU-hours per (user, account) of jobs since `since` (the cluster's local time): one
+        user's, or every user's of one account (sacct)."""
+        argv = [self._bin + "sacct", "-X", "-n", "-P", f"--format={SACCT_GPU_FORMAT}"]
+        argv += ["-S", since.strftime("%Y-%m-%dT%H:%M:%S"), "-E", "now"]
+        argv += ["-a", f"-A{account}"] if account else [f"-u{user}"]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        return gpu_hours(result.stdout)
+
+    async def fair_share(self, user: str) -> list[FairShare]:
+        """The user's fair-share standing in each of their accounts (sshare); values of None
+        where the cluster's priority plugin keeps no fair share (priority/basic)."""
+        config = await run_command(
+            [self._bin + "scontrol", "show", "config"], timeout=self._timeout
+        )
+        argv = [self._bin + "sshare", "-n", "-P", "-U", f"-u{user}", f"--format={SSHARE_FORMAT}"]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        shares = parse_fairshare(result.stdout, user)
+        if "priority/multifactor" not in config.stdout:
+            shares = [FairShare(share.account, None) for share in shares]
+        return shares
 
     async def reservations(self) -> list[Reservation]:
         """Every reservation, maintenance windows among them (one scontrol)."""

@@ -24,7 +24,6 @@ panel finds it.
 from __future__ import annotations
 
 import atexit
-import contextlib
 import json
 import os
 import shutil
@@ -147,26 +146,6 @@ def private_folder(root: Path, job_id: str) -> Path:
     return root / job_id
 
 
-def remove_stale(root: Path, job_id: str) -> list[str]:
-    """The folders of this user's earlier sessions whose jobs no longer run: a session killed
-    before its exit handlers ran (SIGKILL after Slurm's KillWait) left its key behind. One
-    squeue of the user's own jobs, and only when there is such a folder. The job ids removed."""
-    others = [folder for folder in root.iterdir() if folder.name != job_id and folder.is_dir()]
-    if not others:
-        return []
-    listed = subprocess.run(
-        ["squeue", "--me", "--noheader", "--format=%i"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    ).stdout.split()
-    gone = [folder for folder in others if folder.name not in listed]
-    for folder in gone:
-        shutil.rmtree(folder, ignore_errors=True)
-    return [folder.name for folder in gone]
-
-
 def prepare(host: str) -> None:
     """Called by gpuportal-singleuser before JupyterLab starts; never a reason not to start
     (without it, Dask simply has its defaults)."""
@@ -176,8 +155,6 @@ def prepare(host: str) -> None:
     try:
         directory = private_folder(PRIVATE_ROOT.expanduser(), job_id)
         atexit.register(shutil.rmtree, directory, True)
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            remove_stale(PRIVATE_ROOT.expanduser(), job_id)  # tidying only: never in the way
         make_key_pair(directory, os.environ.get("USER", "user"))
         config = session_config(
             dict(os.environ), python=sys.executable, host=host, home=Path.home(), tls=directory

@@ -38,6 +38,21 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "gpuportal_session.server_guard"}]
 
 
+def keep_the_servers_own_signal_handling() -> None:
+    """jupyter-server-proxy's process supervisor (simpervisor) takes SIGTERM and SIGINT over
+    when it starts its first tool (TensorBoard's page, VS Code, the desktop), to end its
+    processes and then `sys.exit(0)` from inside the handler. In a session that exit got lost:
+    the Jupyter server went on after scancel's TERM until Slurm's KILL, so it never shut its
+    kernels down or removed its private folders. Slurm sends TERM to every process of the job,
+    tools included, so the server's own handler (a clean shutdown) is all that is needed."""
+    try:
+        from simpervisor import atexitasync
+    except ImportError:
+        return
+    atexitasync.signal_handler_set = True  # simpervisor then leaves the handlers as they are
+
+
 def _load_jupyter_server_extension(serverapp: Any) -> None:
+    keep_the_servers_own_signal_handling()
     close_generic_proxy(serverapp.web_app)
     serverapp.log.info("gpuportal: /proxy/<port>/ is closed; named tools only")

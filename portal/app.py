@@ -38,6 +38,7 @@ from gpuportal_portal.routers import (
     notices_api,
     oauth,
     profiles_api,
+    usage_api,
 )
 from gpuportal_portal.schemas import EnvironmentCreate
 from gpuportal_portal.session_history import scan_forever
@@ -111,6 +112,7 @@ def create_app(
         profiles_api.router,
         environments_api.router,
         notices_api.router,
+        usage_api.router,
         jobs_api.router,
         admin_pages.router,
         environment_pages.router,

@@ -14,6 +14,7 @@ from gpuportal_core.slurm import SlurmClient
 from tests.hubproc import VENV_BIN
 from tests.integration.conftest import Hub, wait_for
 from tests.integration.test_cli import token_of
+from tests.integration.test_live_profiles import log_in
 
 pytestmark = pytest.mark.integration
 
@@ -72,3 +73,38 @@ def test_a_portal_jobs_use_through_the_api_and_the_cli(hub: Hub, clean: None) ->
     )
     assert shown.returncode == 0, shown.stderr
     assert f"use: {got['summary']}" in shown.stdout
+
+
+def test_my_usage_counts_gpu_hours_for_me_and_my_group(hub: Hub, clean: None, browser: Any) -> None:
+    """Item 5: a 1-GPU job of alice's shows in her GPU-hours and her group's (ds), with the fair
+    share said in words (this cluster's priority plugin keeps none)."""
+    token = token_of(hub, "alice")
+    mine = {"Authorization": f"token {token}"}
+    before = requests.get(f"{hub.url}/services/portal/api/usage", headers=mine, timeout=60).json()
+    asks = ["-p", "gpu", "--gres=gpu:1", "-t", "00:05:00", "--chdir=/tmp", "--output=/dev/null"]
+    subprocess.run(
+        ["runuser", "-u", "alice", "--", "sbatch", "--parsable", *asks, "--wrap=sleep 18"],
+        check=True,
+        capture_output=True,
+    )
+
+    def grown() -> Any:
+        now = requests.get(f"{hub.url}/services/portal/api/usage", headers=mine, timeout=60)
+        got = now.json()
+        return got if got["gpu_hours"]["week"] >= before["gpu_hours"]["week"] + 0.004 else None
+
+    after = wait_for(grown, 120, "alice's GPU-hours to grow")  # 18 s of 1 GPU: 0.005 h
+    ds = next(group for group in after["groups"] if group["account"] == "ds")
+    assert ds["gpu_hours"]["week"] >= after["gpu_hours"]["week"]
+    assert ds["fair_share"] is None and "no fair share" in ds["standing"]
+    shown = subprocess.run(
+        [str(VENV_BIN / "gpuportal"), "--url", hub.url, "--token", token, "usage"],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.returncode == 0 and "GPU-hours this week" in shown.stdout, shown.stderr
+    assert "group ds:" in shown.stdout
+    page = log_in(browser, hub, "alice", "alice-demo")
+    page.goto(f"{hub.url}/services/portal/jobs")
+    page.wait_for_selector("#my-usage:not(:empty)")
+    assert page.inner_text("#my-usage").startswith("Your GPU use: ")

@@ -21,6 +21,7 @@ import pytest
 import requests
 
 from bench.kernel_trip import Kernel
+from gpuportal_session import dask_setup
 from tests.hubproc import REPO
 from tests.integration.conftest import Hub, server_python, wait_for
 from tests.integration.test_environment_spawn import spawn
@@ -233,8 +234,9 @@ def test_a_dask_cluster_from_the_notebook_ends_with_the_session(hub: Hub, clean:
 
     # The session stops with the workers running: none of their jobs is left within 30 s, and
     # its key is gone from her home.
-    keys = Path("/home/alice/.cache/gpuportal-dask")
-    assert len(list(keys.iterdir())) == 1
+    job = next(line.split()[0] for line in alice_jobs() if "gpuportal:session:" in line)
+    key = Path("/home/alice/.cache/gpuportal-dask") / job
+    assert (key / dask_setup.KEY_FILE).exists()
     assert stop_alice(hub, alice) < 30
     wait_for(lambda: not alice_processes(), 30, "no process of alice's on the nodes")
-    assert list(keys.iterdir()) == []
+    assert not key.exists()

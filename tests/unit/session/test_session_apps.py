@@ -218,20 +218,21 @@ def test_an_environment_without_the_tools_offers_no_tiles_and_still_starts(monke
     assert not names & {"vscode", "desktop-websockify"}
 
 
-def test_an_earlier_sessions_left_key_is_removed_unless_its_job_runs(tmp_path, monkeypatch):
-    import subprocess as real
+def test_the_proxys_supervisor_leaves_the_servers_term_handler_alone():
+    """simpervisor's handler ended in a lost sys.exit: the server ran on after scancel."""
+    import signal
 
-    for job in ("40", "41", "42"):
-        (tmp_path / job).mkdir()
-    asked = []
+    from simpervisor import atexitasync
 
-    def squeue(argv, **kwargs):
-        asked.append(argv[0])
-        return real.CompletedProcess(argv, 0, stdout="42\n41\n")
+    from gpuportal_session.server_guard import keep_the_servers_own_signal_handling
 
-    monkeypatch.setattr(dask_setup.subprocess, "run", squeue)
-    assert dask_setup.remove_stale(tmp_path, "41") == ["40"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["41", "42"]
-    # Nothing of another session's: Slurm is not asked.
-    (tmp_path / "42").rmdir()
-    assert dask_setup.remove_stale(tmp_path, "41") == [] and asked == ["squeue"]
+    def the_servers(*_):
+        pass
+
+    before = signal.signal(signal.SIGTERM, the_servers)
+    try:
+        keep_the_servers_own_signal_handling()
+        atexitasync.add_handler(lambda signum: None)  # what starting a tool does
+        assert signal.getsignal(signal.SIGTERM) is the_servers
+    finally:
+        signal.signal(signal.SIGTERM, before)
