@@ -38,21 +38,27 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "gpuportal_session.server_guard"}]
 
 
-def keep_the_servers_own_signal_handling() -> None:
+def stop_the_server_after_the_tools(serverapp: Any) -> None:
     """jupyter-server-proxy's process supervisor (simpervisor) takes SIGTERM and SIGINT over
-    when it starts its first tool (TensorBoard's page, VS Code, the desktop), to end its
-    processes and then `sys.exit(0)` from inside the handler. In a session that exit got lost:
-    the Jupyter server went on after scancel's TERM until Slurm's KILL, so it never shut its
-    kernels down or removed its private folders. Slurm sends TERM to every process of the job,
-    tools included, so the server's own handler (a clean shutdown) is all that is needed."""
+    when it starts its first tool (TensorBoard's page, VS Code, the desktop): its handler sends
+    TERM to each tool, then calls `sys.exit(0)` from inside the handler. In a session that exit
+    got lost: the Jupyter server went on after scancel's TERM until Slurm's KILL, so it never
+    shut its kernels down or removed its private folders. Here the handler, once it has told
+    the tools, stops the server the server's own way (a clean shutdown) instead."""
     try:
         from simpervisor import atexitasync
     except ImportError:
         return
-    atexitasync.signal_handler_set = True  # simpervisor then leaves the handlers as they are
+
+    def tools_then_server(signum: int, frame: Any = None) -> None:
+        for handler in list(atexitasync._handlers):
+            handler(signum)
+        serverapp._signal_stop(signum, frame)
+
+    atexitasync._handle_signal = tools_then_server  # installed by the first tool's start
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    keep_the_servers_own_signal_handling()
+    stop_the_server_after_the_tools(serverapp)
     close_generic_proxy(serverapp.web_app)
     serverapp.log.info("gpuportal: /proxy/<port>/ is closed; named tools only")

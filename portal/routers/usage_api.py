@@ -58,7 +58,7 @@ async def _usage(user: str, slurm: SlurmDep) -> UsagePublic:
             GroupUsage(
                 account=share.account,
                 gpu_hours=GpuHours(
-                    week=round(sum(of_week.values()), 2), month=round(sum(of_month.values()), 2)
+                    week=round(sum(of_week.values()), 3), month=round(sum(of_month.values()), 3)
                 ),
                 fair_share=share.value,
                 standing=share.words(),
@@ -69,7 +69,7 @@ async def _usage(user: str, slurm: SlurmDep) -> UsagePublic:
         since_week=week.astimezone(),
         since_month=month.astimezone(),
         gpu_hours=GpuHours(
-            week=round(sum(mine_week.values()), 2), month=round(sum(mine_month.values()), 2)
+            week=round(sum(mine_week.values()), 3), month=round(sum(mine_month.values()), 3)
         ),
         groups=groups,
     )

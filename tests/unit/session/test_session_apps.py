@@ -218,21 +218,28 @@ def test_an_environment_without_the_tools_offers_no_tiles_and_still_starts(monke
     assert not names & {"vscode", "desktop-websockify"}
 
 
-def test_the_proxys_supervisor_leaves_the_servers_term_handler_alone():
+def test_a_term_ends_the_tools_then_the_server_its_own_way():
     """simpervisor's handler ended in a lost sys.exit: the server ran on after scancel."""
     import signal
 
     from simpervisor import atexitasync
 
-    from gpuportal_session.server_guard import keep_the_servers_own_signal_handling
+    from gpuportal_session.server_guard import stop_the_server_after_the_tools
 
-    def the_servers(*_):
-        pass
+    said = []
 
-    before = signal.signal(signal.SIGTERM, the_servers)
+    class Server:
+        def _signal_stop(self, signum, frame):
+            said.append(("server", signum))
+
+    before = signal.getsignal(signal.SIGTERM)
+    stop_the_server_after_the_tools(Server())
+    tool = lambda signum: said.append(("tool", signum))  # noqa: E731 (what starting a tool adds)
+    atexitasync.signal_handler_set = False
     try:
-        keep_the_servers_own_signal_handling()
-        atexitasync.add_handler(lambda signum: None)  # what starting a tool does
-        assert signal.getsignal(signal.SIGTERM) is the_servers
+        atexitasync.add_handler(tool)
+        signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)
+        assert said == [("tool", signal.SIGTERM), ("server", signal.SIGTERM)]
     finally:
+        atexitasync.remove_handler(tool)
         signal.signal(signal.SIGTERM, before)
