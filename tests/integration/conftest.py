@@ -73,12 +73,16 @@ def forget_lab_layout(user: str) -> None:
         shutil.rmtree(lab / kept, ignore_errors=True)
 
 
-@pytest.fixture(autouse=True)
-def turn(request: pytest.FixtureRequest) -> Iterator[None]:
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
     """Each integration test holds the cluster shared, or alone if it takes down a part both
-    lanes use (marked whole_cluster): tests/integration/second_lane.py."""
-    with second_lane.turn(exclusive=request.node.get_closest_marker("whole_cluster") is not None):
-        yield
+    lanes use (marked whole_cluster): tests/integration/second_lane.py. Around the whole
+    protocol, not a fixture, so that the session fixtures a test sets up first (a hub, the
+    portal tests' logins) and tears down last are inside the turn too."""
+    if not item.nodeid.startswith("tests/integration/"):
+        return (yield)  # this hook sees every test of the run: unit tests need no turn
+    with second_lane.turn(exclusive=item.get_closest_marker("whole_cluster") is not None):
+        return (yield)
 
 
 def _lane_hub(

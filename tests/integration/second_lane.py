@@ -24,6 +24,7 @@ import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TextIO
 
 from tests.hubproc import REPO, SECOND_LANE_USERS
 from tests.integration.faults.helpers import fill_gpus
@@ -38,14 +39,53 @@ ADMIN = "grace"
 HUB_ENV = {"PORTAL_PARTITION": PARTITION, "PORTAL_HUB_ID": HUB_ID}
 CLUSTER_SH = REPO / "deploy" / "local" / "cluster.sh"
 LOCK = Path("/run/gpuportal-tests.lock")
+GATE = Path("/run/gpuportal-tests.gate")
+
+
+# The lock this process holds now, if any: (its open file, whether exclusive).
+_held: list[tuple[TextIO, bool]] = []
 
 
 @contextmanager
 def turn(exclusive: bool) -> Iterator[None]:
-    """Hold the cluster shared (any test) or alone (a test that takes a shared part down)."""
-    with LOCK.open("a") as handle:
+    """Hold the cluster shared (any test) or alone (a test that takes a shared part down).
+
+    Held from the first fixture a test sets up to the last it tears down (the hook in
+    tests/integration/conftest.py), since session fixtures use the cluster too: the first
+    lane's logins for its portal tokens once met the second lane's hung directory. Nested
+    (growing the partition inside a test's turn), a shared hold becomes exclusive for the
+    while. Every request passes a gate first, so that a test waiting to be alone is not
+    starved by the other lane's tests taking shared turns one after the other.
+    """
+    if _held:
+        handle, alone = _held[-1]
+        if alone or not exclusive:
+            yield
+            return
+        # Let go of the shared hold before queueing: two processes each holding shared while
+        # waiting for exclusive would wait for each other for ever.
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        _acquire(handle, exclusive=True)
+        _held.append((handle, True))
+        try:
+            yield
+        finally:
+            _held.pop()
+            fcntl.flock(handle, fcntl.LOCK_SH)  # from exclusive: nobody else holds it
+        return
+    with LOCK.open("a") as handle:  # closing the file releases the lock
+        _acquire(handle, exclusive)
+        _held.append((handle, exclusive))
+        try:
+            yield
+        finally:
+            _held.pop()
+
+
+def _acquire(handle: TextIO, exclusive: bool) -> None:
+    with GATE.open("a") as gate:
+        fcntl.flock(gate, fcntl.LOCK_EX)
         fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-        yield  # closing the file releases the lock
 
 
 def grow() -> None:
