@@ -10,12 +10,15 @@ measured" rather than 0 %.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gpuportal_core.slurm_time import SlurmTimeError, parse_slurm_time
+from gpuportal_core.usage import gpus_of
 
 # sacct -n -P -j ID --format=SACCT_USE_FORMAT: the job's line, then one per step.
-SACCT_USE_FORMAT = "JobID,State,Elapsed,Timelimit,TotalCPU,NCPUS,ReqMem,MaxRSS"
+SACCT_USE_FORMAT = "JobID,State,Elapsed,Timelimit,TotalCPU,NCPUS,ReqMem,MaxRSS,AllocTRES,Account"
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)(?:[nc])?$")
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
 _CPU_TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.(\d+))?$")
@@ -31,6 +34,13 @@ class Efficiency:
     cpu_s: float | None
     requested_bytes: int | None
     max_rss_bytes: int | None
+    gpus: int = 0
+    account: str = ""
+
+    @property
+    def gpu_hours(self) -> float:
+        """GPU-hours held: what Slurm charges, whatever ran on them."""
+        return self.gpus * self.elapsed_s / 3600
 
     @property
     def time_percent(self) -> float | None:
@@ -59,6 +69,9 @@ class Efficiency:
             "requested_bytes": self.requested_bytes,
             "max_rss_bytes": self.max_rss_bytes,
             "memory_percent": _round(self.memory_percent),
+            "gpus": self.gpus,
+            "gpu_hours": round(self.gpu_hours, 3),
+            "account": self.account,
             "summary": self.summary(),
         }
 
@@ -127,6 +140,7 @@ def parse_use(text: str) -> Efficiency | None:
     if not jobs:
         return None
     _, _, elapsed, limit, total_cpu, ncpus, req_mem, _ = jobs[0][:8]
+    tres, account = [*jobs[0][8:10], "", ""][:2]
     try:
         elapsed_s = parse_slurm_time(elapsed) or 0
         limit_s = parse_slurm_time(limit)
@@ -143,4 +157,32 @@ def parse_use(text: str) -> Efficiency | None:
         cpu_s=cpu if gathered else None,
         requested_bytes=size_bytes(req_mem),
         max_rss_bytes=max(measured) if gathered else None,
+        gpus=gpus_of(tres),
+        account=account,
     )
+
+
+def gpu_summary(gpu: Mapping[str, Any], gpus: int) -> str:
+    """A session's GPU readings (gpuportal_session.gpu_summary) in words, e.g. "Its 2 GPUs: 60 %
+    busy on average (peak 90 %), at most 29 GB of their 159 GB."."""
+    if not gpus:
+        return ""
+    if not gpu.get("measured"):
+        return f"GPU use not measured: {gpu.get('note') or 'no reading'}."
+    cards = list(gpu.get("gpus") or [])
+    mean = mean_gpu_percent(gpu)
+    peak = max((card.get("peak_percent") or 0 for card in cards), default=0)
+    its = "Its GPU" if len(cards) == 1 else f"Its {len(cards)} GPUs"
+    said = f"{its}: {mean:.0f} % busy on average (peak {peak} %)"
+    used = [card.get("memory_peak_mib") for card in cards]
+    total = [card.get("memory_total_mib") for card in cards]
+    if all(isinstance(v, int) for v in used + total):
+        their = "its" if len(cards) == 1 else "their"
+        said += f", at most {_gb(max(used) * 1024**2)} of {their} {_gb(sum(total) * 1024**2)}"
+    return said + "."
+
+
+def mean_gpu_percent(gpu: Mapping[str, Any]) -> float:
+    """The mean utilisation over the session and its GPUs (0 where none was measured)."""
+    cards = list(gpu.get("gpus") or [])
+    return sum(card.get("mean_percent") or 0 for card in cards) / len(cards) if cards else 0.0

@@ -26,31 +26,37 @@ from typing import Any
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop, PeriodicCallback
 
+from gpuportal_session.gpu_summary import GpuReading, GpuSummary, write_summary
 from gpuportal_session.hub_tls import client_context
 
 # A GPU at or above this utilisation (percent, nvidia-smi's utilization.gpu) is at work.
 BUSY_PERCENT = 5
-QUERY = ["--query-gpu=utilization.gpu", "--format=csv,noheader,nounits"]
+QUERY = [
+    "--query-gpu=utilization.gpu,memory.used,memory.total",
+    "--format=csv,noheader,nounits",
+]
 
 
 class NotMeasured(Exception):
     """Why there is no reading, in words for the user."""
 
 
-def parse_utilisation(text: str) -> list[int]:
-    """nvidia-smi's utilization.gpu lines ("37\\n0\\n") as percentages."""
-    values = []
+def parse_readings(text: str) -> list[GpuReading]:
+    """nvidia-smi's lines ("37, 1024, 81559\n0, 3, 81559\n"): utilisation (percent), memory
+    used and total (MiB); memory may be missing or "[N/A]" (some virtual GPUs)."""
+    readings = []
     for line in text.splitlines():
-        line = line.strip()
-        if not line:
+        fields = [part.strip() for part in line.split(",")]
+        if not fields[0]:
             continue
-        if not line.isdigit() or int(line) > 100:
+        if not fields[0].isdigit() or int(fields[0]) > 100:
             # "[N/A]" or "[Not Supported]" (some virtual GPUs): no reading, not "idle".
-            raise NotMeasured(f"nvidia-smi gave no utilisation ({line!r})")
-        values.append(int(line))
-    if not values:
+            raise NotMeasured(f"nvidia-smi gave no utilisation ({fields[0]!r})")
+        memory = [int(part) if part.isdigit() else None for part in fields[1:3]]
+        readings.append(GpuReading(int(fields[0]), *memory))
+    if not readings:
         raise NotMeasured("nvidia-smi listed no GPU")
-    return values
+    return readings
 
 
 def job_gpus(environ: dict[str, str]) -> str:
@@ -61,7 +67,7 @@ def job_gpus(environ: dict[str, str]) -> str:
     return visible
 
 
-async def read_utilisation(environ: dict[str, str], timeout: float = 10.0) -> list[int]:
+async def read_gpus(environ: dict[str, str], timeout: float = 10.0) -> list[GpuReading]:
     """One reading of the job's GPUs; NotMeasured says why there is none."""
     gpus = job_gpus(environ)
     program = environ.get("GPUPORTAL_NVIDIA_SMI") or shutil.which("nvidia-smi")
@@ -86,7 +92,7 @@ async def read_utilisation(environ: dict[str, str], timeout: float = 10.0) -> li
     if proc.returncode != 0:
         first = (err or out).decode(errors="replace").strip().splitlines()[:1]
         raise NotMeasured(f"nvidia-smi failed: {first[0] if first else proc.returncode}")
-    return parse_utilisation(out.decode(errors="replace"))
+    return parse_readings(out.decode(errors="replace"))
 
 
 @dataclass
@@ -125,17 +131,32 @@ class GpuReporter:
         self.environ = environ
         self.log = log
         self.watch = GpuWatch()
+        self.summary = GpuSummary()  # over the whole session, for its efficiency
         api_url = environ.get("JUPYTERHUB_API_URL", "").rstrip("/")
         self.url = api_url.removesuffix("/api") + "/gpuportal/gpu-activity" if api_url else ""
         self.tls = client_context(environ)  # the session's certificate, under internal TLS
 
     async def sample(self) -> None:
         try:
-            self.watch.take(await read_utilisation(self.environ), datetime.now(UTC))
+            readings = await read_gpus(self.environ)
         except NotMeasured as why:
             self.watch.missed(str(why))
+            self.summary.missed(str(why))
+        else:
+            self.watch.take([r.utilisation for r in readings], datetime.now(UTC))
+            self.summary.take(readings)
+        self._keep_summary()
         if self.url:
             await self._post()
+
+    def _keep_summary(self) -> None:
+        job_id, home = self.environ.get("SLURM_JOB_ID"), self.environ.get("HOME")
+        if not job_id or not home:
+            return  # not in a Slurm job: nobody will ask
+        try:
+            write_summary(home, job_id, self.summary.as_dict(job_id))
+        except OSError as error:  # a full home: the session goes on, unmeasured
+            self.log.warning("gpuportal: GPU use summary not written: %s", error)
 
     async def _post(self) -> None:
         body = json.dumps(self.watch.report(self.environ.get("JUPYTERHUB_SERVER_NAME", "")))

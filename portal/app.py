@@ -43,6 +43,7 @@ from gpuportal_portal.routers import (
 from gpuportal_portal.schemas import EnvironmentCreate
 from gpuportal_portal.session_history import scan_forever
 from gpuportal_portal.settings import PortalSettings
+from gpuportal_portal.use_collector import collect_forever
 
 log = logging.getLogger(__name__)
 
@@ -62,19 +63,22 @@ def create_app(
             crud.seed_defaults(session, partition=settings.default_partition)
             seeds = [EnvironmentCreate.model_validate(e) for e in settings.seed_environments]
             crud.seed_environments(session, entries=[e.model_dump() for e in seeds])
-        scan = None
+        background = []
         if settings.session_scan_seconds > 0:
-            scan = asyncio.create_task(
-                scan_forever(
-                    app.state.database,
-                    app.state.slurm,
-                    hub_id=settings.hub_id,
-                    every=settings.session_scan_seconds,
-                )
+            database, slurm, every = (
+                app.state.database,
+                app.state.slurm,
+                settings.session_scan_seconds,
             )
+            background = [
+                asyncio.create_task(
+                    scan_forever(database, slurm, hub_id=settings.hub_id, every=every)
+                ),
+                asyncio.create_task(collect_forever(database, slurm, every=every)),
+            ]
         yield
-        if scan is not None:
-            scan.cancel()
+        for task in background:
+            task.cancel()
         app.state.database.engine.dispose()
 
     prefix = settings.prefix

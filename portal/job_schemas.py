@@ -103,9 +103,27 @@ class ScriptPreview(BaseModel):
     script: str
 
 
+class GpuCardUsePublic(BaseModel):
+    """One GPU over a session: utilisation in percent, memory in MiB (null: not reported)."""
+
+    mean_percent: float
+    peak_percent: int
+    memory_peak_mib: int | None = None
+    memory_total_mib: int | None = None
+
+
+class GpuUsePublic(BaseModel):
+    """A session's own GPU readings over its life; not measured, `note` says why."""
+
+    measured: bool
+    note: str = ""
+    samples: int = 0
+    gpus: list[GpuCardUsePublic] = []
+
+
 class JobUsePublic(BaseModel):
-    """What an ended job used of what it asked for (Slurm's accounting); a use of null was not
-    measured (the cluster gathers no job accounting)."""
+    """What an ended job used of what it asked for (Slurm's accounting, and a session's GPU
+    readings); a use of null was not measured (the cluster gathers no job accounting)."""
 
     elapsed_s: int
     limit_s: int | None
@@ -116,4 +134,9 @@ class JobUsePublic(BaseModel):
     requested_bytes: int | None
     max_rss_bytes: int | None
     memory_percent: float | None
+    gpus: int = 0
+    gpu_hours: float = 0.0
+    gpu_hours_used: float | None = None
+    account: str = ""
+    gpu: GpuUsePublic | None = None
     summary: str

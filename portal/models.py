@@ -122,6 +122,8 @@ class JobRecord(Base):
     expected_start: Mapped[str] = mapped_column(String(30), default="")
     # An array job's tasks and their states, {"0": "COMPLETED", "2-3": "PENDING"}; {} if none.
     tasks: Mapped[dict[str, str]] = mapped_column(default=dict)
+    # Once it has ended: what it used (gpuportal_portal.use_collector); None until read.
+    use: Mapped[dict[str, Any] | None] = mapped_column(nullable=True, default=None)
 
 
 class RemovedSession(Base):

@@ -50,7 +50,7 @@ class PortalSettings(ClusterSettings):
     session_scan_seconds: float = Field(
         0.0,
         description="How often squeue is read for new sessions to record in the job history, "
-        "e.g. 30 (the hub sets its poll interval); 0: never.",
+        "and sacct for what ended jobs used, e.g. 30 (the hub sets its poll interval); 0: never.",
     )
     cluster_cache_seconds: float = Field(
         60.0, description="How long partition limits from sinfo are reused."

@@ -18,7 +18,7 @@ from sqlalchemy import select
 from gpuportal_core.jobs import describe_reason
 from gpuportal_core.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.states import job_state, states_in
-from gpuportal_portal import job_output, job_service
+from gpuportal_portal import job_output, job_service, use_collector
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.deps import (
@@ -163,21 +163,27 @@ def get_job(
 
 @router.get("/jobs/{job_id}/use", response_model=JobUsePublic)
 def job_use(job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep) -> JobUsePublic:
-    """What an ended job (or session) used of the cores, memory and time it asked for, from
-    Slurm's accounting: a 409 while it runs."""
+    """What an ended job (or session) used of the cores, memory, GPUs and time it asked for,
+    from Slurm's accounting and a session's own GPU readings: a 409 while it runs. Read once
+    and kept (gpuportal_portal.use_collector); asked here first, it is read now."""
     record = _own(session, caller, job_id)
     if not record.slurm_job_id or not job_service.settled(record.state):
         raise HTTPException(
             status.HTTP_409_CONFLICT,
             f"Job {job_id} has not ended: what it used is known once it has.",
         )
-    use = anyio.from_thread.run(slurm.use, record.slurm_job_id)
+    use = record.use
     if use is None:
+        use = anyio.from_thread.run(use_collector.read_use, slurm, record)
+        if use is not None and use_collector.worth_keeping(use, record):
+            record.use = use
+            session.commit()
+    if use is None or use.get("recorded") is False:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,
             f"Slurm's accounting has no record of job {record.slurm_job_id} (yet).",
         )
-    return JobUsePublic(**use.as_dict())
+    return JobUsePublic(**use)
 
 
 @router.delete(

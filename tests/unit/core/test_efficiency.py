@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from gpuportal_core.efficiency import cpu_seconds, parse_use, size_bytes
+from gpuportal_core.efficiency import (
+    cpu_seconds,
+    gpu_summary,
+    mean_gpu_percent,
+    parse_use,
+    size_bytes,
+)
 
 # One core of four burned for a minute, in a 10-minute job that asked for 8 GB (Slurm 22.05).
 ONE_OF_FOUR = """\
@@ -64,3 +70,34 @@ def test_cpu_times(text, seconds):
 )
 def test_sizes(text, size):
     assert size_bytes(text) == size
+
+
+def test_gpus_and_account_from_the_allocation():
+    text = (
+        "300|COMPLETED|01:00:00|08:00:00|00:10:00|16|96G||"
+        "billing=16,cpu=16,gres/gpu:a100=2,gres/gpu=2,mem=96G,node=1|ds\n"
+    )
+    use = parse_use(text)
+    assert use is not None
+    assert (use.gpus, use.account, use.gpu_hours) == (2, "ds", 2.0)
+
+
+def test_a_sessions_gpu_readings_in_words():
+    two = {
+        "measured": True,
+        "gpus": [
+            {"mean_percent": 90, "peak_percent": 100, "memory_peak_mib": 30000,
+             "memory_total_mib": 81559},
+            {"mean_percent": 30, "peak_percent": 70, "memory_peak_mib": 1000,
+             "memory_total_mib": 81559},
+        ],
+    }  # fmt: skip
+    assert gpu_summary(two, 2) == (
+        "Its 2 GPUs: 60 % busy on average (peak 100 %), at most 29 GB of their 159 GB."
+    )
+    assert mean_gpu_percent(two) == 60
+    unmeasured = {"measured": False, "note": "nvidia-smi is not installed on gpu01"}
+    assert gpu_summary(unmeasured, 1) == (
+        "GPU use not measured: nvidia-smi is not installed on gpu01."
+    )
+    assert gpu_summary(unmeasured, 0) == ""  # asked for no GPU: nothing to say

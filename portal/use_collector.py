@@ -1,0 +1,150 @@
+"""What each ended job used of what it asked for, read once and kept on its record.
+
+Slurm's accounting (sacct) gives time, cores, memory, GPUs and account; a notebook session's
+own GPU readings (gpuportal_session.gpu_summary, a file in the user's home, read and removed as
+the user) give how busy its GPUs were. Kept on the record, the session history, the home
+page's "your last session" line and the admins' waste table read the database, not sacct.
+
+The portal looks every `session_scan_seconds` for records that have ended and have no use yet,
+a few at a time, once their job has been over for SETTLE_S. slurmdbd gets a job's last
+figures a moment after it ends: a use without CPU and memory figures is kept only once the job
+has been over for UNMEASURED_AFTER (a cluster that gathers none). A job Slurm's accounting has
+no record of for GIVE_UP_AFTER (a cluster without slurmdbd, a job older than its purge) is
+marked so and not asked again.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import pwd
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import select
+
+from gpuportal_core.efficiency import Efficiency, gpu_summary, mean_gpu_percent
+from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_portal.db import Database
+from gpuportal_portal.job_service import aware_utc, settled
+from gpuportal_portal.models import JobRecord, utcnow
+from gpuportal_portal.session_history import SESSION_LAUNCHER
+
+# The file's layout is the session's, which writes it (a stdlib-only module).
+from gpuportal_session.gpu_summary import summary_path
+
+log = logging.getLogger(__name__)
+
+SETTLE_S = 10
+UNMEASURED_AFTER = timedelta(minutes=2)
+GIVE_UP_AFTER = timedelta(hours=1)
+BATCH = 10
+NOT_RECORDED: dict[str, Any] = {"recorded": False}
+
+
+async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, Any]:
+    """What the session left of its GPU readings, read and removed as its user."""
+    try:
+        path = summary_path(pwd.getpwnam(user).pw_dir, job_id)
+    except KeyError:
+        return {"measured": False, "note": f"{user} is not a user of this host"}
+    script = 'cat -- "$1" && rm -f -- "$1"'
+    result = await slurm.run_as_user(user, ["sh", "-c", script, "sh", str(path)])
+    if result.returncode != 0:
+        return {
+            "measured": False,
+            "note": "the session left no GPU readings (it ended before its first)",
+        }
+    try:
+        readings = json.loads(result.stdout)
+    except ValueError:
+        return {"measured": False, "note": "the session's GPU readings could not be read"}
+    return readings if isinstance(readings, dict) else {"measured": False, "note": "no reading"}
+
+
+def use_of(efficiency: Efficiency, gpu: dict[str, Any]) -> dict[str, Any]:
+    """The record's `use`: sacct's figures, the GPU readings, the GPU-hours held and used."""
+    measured = bool(gpu.get("measured")) and efficiency.gpus > 0
+    used = efficiency.gpu_hours * mean_gpu_percent(gpu) / 100 if measured else None
+    summary = " ".join(
+        part for part in (efficiency.summary(), gpu_summary(gpu, efficiency.gpus)) if part
+    )
+    return {
+        **efficiency.as_dict(),
+        "gpu": gpu,
+        "gpu_hours_used": round(used, 3) if used is not None else None,
+        "summary": summary,
+    }
+
+
+async def read_use(slurm: SlurmClient, record: JobRecord) -> dict[str, Any] | None:
+    """What the record's job used; None while Slurm's accounting has no record of it."""
+    efficiency = await slurm.use(record.slurm_job_id)
+    if efficiency is None:
+        return None
+    if not efficiency.gpus:
+        gpu: dict[str, Any] = {"measured": False, "note": "it asked for no GPU"}
+    elif record.launcher == SESSION_LAUNCHER:
+        gpu = await gpu_readings(slurm, record.user, record.slurm_job_id)
+    else:
+        gpu = {"measured": False, "note": "only notebook sessions read their GPUs"}
+    return use_of(efficiency, gpu)
+
+
+def worth_keeping(use: dict[str, Any], record: JobRecord) -> bool:
+    """Whether `use` is final: measured, or the job has been over long enough that it will
+    stay as it is."""
+    over = utcnow() - aware_utc(record.updated_at)
+    measured = use.get("max_rss_bytes") is not None
+    return over.total_seconds() >= SETTLE_S and (measured or over >= UNMEASURED_AFTER)
+
+
+async def collect(database: Database, slurm: SlurmClient, *, limit: int = BATCH) -> int:
+    """Read the use of up to `limit` ended jobs that have none yet; how many were kept. No
+    database session is held while Slurm is asked."""
+    now = utcnow()
+    with database.sessions() as session:
+        query = (
+            select(JobRecord)
+            .where(JobRecord.use.is_(None), JobRecord.slurm_job_id != "")
+            .order_by(JobRecord.updated_at.desc())
+            .limit(200)
+        )
+        due = [
+            record
+            for record in session.scalars(query)
+            if settled(record.state)
+            and (now - aware_utc(record.updated_at)).total_seconds() >= SETTLE_S
+        ][:limit]
+        session.expunge_all()
+    kept = 0
+    for record in due:
+        use = await read_use(slurm, record)
+        if use is None:
+            if now - aware_utc(record.updated_at) < GIVE_UP_AFTER:
+                continue  # slurmdbd may be behind: asked again at the next look
+            use = NOT_RECORDED
+        elif not worth_keeping(use, record):
+            continue
+        with database.sessions() as session:
+            stored = session.get(JobRecord, record.id)
+            if stored is not None and stored.use is None:
+                stored.use = use
+                session.commit()
+                kept += 1
+    return kept
+
+
+async def collect_forever(database: Database, slurm: SlurmClient, *, every: float) -> None:
+    """The portal's background reading of ended jobs' use."""
+    while True:
+        try:
+            kept = await collect(database, slurm)
+            if kept:
+                log.info("Kept what %d ended job(s) used", kept)
+        except (SlurmError, OSError) as error:  # slurmdbd down, or no sacct on this host
+            log.warning("Could not read ended jobs' use from sacct: %s", error)
+        except Exception:  # a database error, say: logged, and the next look goes on
+            log.exception("Reading ended jobs' use failed; trying again in %s s", every)
+        await asyncio.sleep(every)
