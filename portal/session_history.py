@@ -9,7 +9,6 @@ a job the portal did not see start is still recorded while Slurm lists it.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from datetime import timedelta
 
@@ -17,10 +16,11 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from gpuportal_core.jobs import JobInfo
-from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_core.slurm import SlurmClient
 from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
 from gpuportal_core.states import Phase
 from gpuportal_core.tags import DaskTag, SessionTag, parse_tag
+from gpuportal_portal.background import repeat
 from gpuportal_portal.db import Database
 from gpuportal_portal.job_service import settled
 from gpuportal_portal.job_watcher import apply_detail
@@ -137,13 +137,9 @@ async def scan_forever(
     database: Database, slurm: SlurmClient, *, hub_id: str, every: float
 ) -> None:
     """The portal's background look for new sessions (one squeue each time)."""
-    while True:
-        try:
-            added = await record_new_sessions(database, slurm, hub_id=hub_id)
-            if added:
-                log.info("Recorded %d new session(s) in the job history", added)
-        except (SlurmError, OSError) as error:  # Slurm down, or no squeue on this host
-            log.warning("Could not look for sessions in squeue: %s", error)
-        except Exception:  # a database error, say: logged, and the next look goes on
-            log.exception("The look for new sessions failed; trying again in %s s", every)
-        await asyncio.sleep(every)
+    await repeat(
+        lambda: record_new_sessions(database, slurm, hub_id=hub_id),
+        every=every,
+        done="Recorded %d new session(s) in the job history",
+        what="look for sessions in squeue",
+    )

@@ -15,7 +15,6 @@ marked so and not asked again.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import pwd
@@ -25,7 +24,8 @@ from typing import Any
 from sqlalchemy import select
 
 from gpuportal_core.efficiency import Efficiency, gpu_summary, mean_gpu_percent
-from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_core.slurm import SlurmClient
+from gpuportal_portal.background import repeat
 from gpuportal_portal.db import Database
 from gpuportal_portal.job_service import aware_utc, settled
 from gpuportal_portal.models import JobRecord, utcnow
@@ -138,13 +138,9 @@ async def collect(database: Database, slurm: SlurmClient, *, limit: int = BATCH)
 
 async def collect_forever(database: Database, slurm: SlurmClient, *, every: float) -> None:
     """The portal's background reading of ended jobs' use."""
-    while True:
-        try:
-            kept = await collect(database, slurm)
-            if kept:
-                log.info("Kept what %d ended job(s) used", kept)
-        except (SlurmError, OSError) as error:  # slurmdbd down, or no sacct on this host
-            log.warning("Could not read ended jobs' use from sacct: %s", error)
-        except Exception:  # a database error, say: logged, and the next look goes on
-            log.exception("Reading ended jobs' use failed; trying again in %s s", every)
-        await asyncio.sleep(every)
+    await repeat(
+        lambda: collect(database, slurm),
+        every=every,
+        done="Kept what %d ended job(s) used",
+        what="read ended jobs' use from sacct",
+    )
