@@ -12,6 +12,8 @@ demo:
 	@bash deploy/local/install.sh
 	@bash deploy/local/cluster.sh start
 	@bash deploy/local/hub.sh start
+	@bash deploy/local/prometheus.sh start http://127.0.0.1:$${PORTAL_HUB_PORT:-8000} \
+		$${PORTAL_HUB_STATE:-/var/lib/portal-local/hub}/prometheus-api-token
 	@echo
 	@echo "GPU portal is up: http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}"
 	@echo "  alice / alice-demo   data scientist (group ds)"
@@ -20,9 +22,11 @@ demo:
 	@echo "  dave  / dave-demo    data scientist of another team (group vision)"
 	@echo "Profiles admin page (carol): http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/admin"
 	@echo "REST API docs: http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/docs"
+	@echo "Prometheus (the hub, the portal, the nodes): http://127.0.0.1:9490"
 	@echo "Stop everything with: make stop"
 
 stop:
+	@bash deploy/local/prometheus.sh stop
 	@bash deploy/local/hub.sh stop
 	@bash deploy/local/cluster.sh stop
 	@bash deploy/local/postgres.sh stop
@@ -30,6 +34,7 @@ stop:
 status:
 	@bash deploy/local/cluster.sh status
 	@bash deploy/local/hub.sh status
+	@bash deploy/local/prometheus.sh status
 
 test:
 	@bash deploy/local/install.sh --test

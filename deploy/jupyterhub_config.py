@@ -28,6 +28,7 @@ from gpuportal_spawner.culling import (
     GpuActivityHandler,
 )
 from gpuportal_spawner.errors import RefusalsWithoutTraceback
+from gpuportal_spawner.last_session import LAST_SESSION_PATH, LastSessionHandler
 from gpuportal_spawner.named_sessions import kept_limit
 from gpuportal_spawner.notices import NOTICES_PATH, NoticesHandler
 from gpuportal_spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
@@ -128,6 +129,8 @@ c.JupyterHub.extra_handlers = [
     (rf"/{CULL_CHECK_PATH}", CullCheckHandler),
     # The cluster team's notices for every page (hub, portal, JupyterLab): from the portal.
     (rf"/{NOTICES_PATH}", NoticesHandler),
+    # The home page's line on the last session's use, and a smaller ask that would have done.
+    (rf"/{LAST_SESSION_PATH}", LastSessionHandler),
 ]
 # Several sessions per user: the default one plus this many named ones at a time.
 c.JupyterHub.allow_named_servers = True
@@ -184,13 +187,19 @@ c.Spawner.environment = {
     "GPUPORTAL_GPU_SAMPLE_SECONDS": str(settings.gpu_sample_seconds),
 }
 
+
+def service_token(name: str) -> str:
+    """A service's API token, made once in the hub's state (0600) and kept across restarts."""
+    token_file = state / f"{name}-api-token"
+    if not token_file.exists():
+        token_file.touch(mode=0o600)
+        token_file.write_text(secrets.token_hex(32))
+    return token_file.read_text().strip()
+
+
 # -- the portal (live profiles, admin pages, REST API) at /services/portal/ -------------
 # The hub gives the portal this token; the spawner presents it to read every profile.
-portal_token_file = state / "portal-api-token"
-if not portal_token_file.exists():
-    portal_token_file.touch(mode=0o600)
-    portal_token_file.write_text(secrets.token_hex(32))
-portal_token = portal_token_file.read_text().strip()
+portal_token = service_token("portal")
 portal_url = f"http://127.0.0.1:{port + 82}"
 # Members of these LDAP groups edit profiles (hub admins may too).
 portal_admin_groups = ["hpc-admins"]
@@ -300,9 +309,17 @@ c.JupyterHub.services.append(
         ),
     }
 )
+# Prometheus (deploy/local/prometheus.sh) scrapes the hub's /hub/metrics and the portal's
+# /services/portal/metrics with this service's token, which may read metrics and nothing else.
+c.JupyterHub.services.append({"name": "prometheus", "api_token": service_token("prometheus")})
 c.JupyterHub.load_roles = [
     # Every user may open the portal (its pages decide what they may do there).
     {"name": "user", "scopes": ["self", "access:services!service=portal"]},
+    {
+        "name": "prometheus",
+        "scopes": ["read:metrics", "access:services!service=portal"],
+        "services": ["prometheus"],
+    },
     {
         "name": "spawn-resumer",
         "scopes": ["list:users", "read:users", "admin:server_state", "servers"],

@@ -156,7 +156,7 @@ def profiles_set(obj: Context, slug: str, groups: tuple[str, ...], **fields: Any
 @cli.command()
 @click.pass_obj
 def usage(obj: Context) -> None:
-    """GPU-hours this week and month, yours and your groups', and fair share in words."""
+    """GPU-hours this week and month, yours and your groups', their limits, and fair share."""
     got = obj.client.portal("GET", "/usage")
     if obj.json:
         as_json(got)
@@ -166,6 +166,7 @@ def usage(obj: Context) -> None:
     for group in got["groups"]:
         its = group["gpu_hours"]
         click.echo(f"group {group['account']}: {its['week']} this week, {its['month']} this month")
+        click.echo(f"  {group['limits']}")
         click.echo(f"  {group['standing']}")
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import replace
 from datetime import datetime
 
 from gpuportal_core.accounting import ASSOC_FORMAT, Associations, parse_associations
@@ -262,13 +263,13 @@ class SlurmClient:
         config = await run_command(
             [self._bin + "scontrol", "show", "config"], timeout=self._timeout
         )
-        argv = [self._bin + "sshare", "-n", "-P", "-U", f"-u{user}", f"--format={SSHARE_FORMAT}"]
+        argv = [self._bin + "sshare", "-n", "-P", f"-u{user}", f"--format={SSHARE_FORMAT}"]
         result = await run_command(argv, timeout=self._timeout)
         if result.returncode != 0:
             _raise_for(argv, result)
         shares = parse_fairshare(result.stdout, user)
         if "priority/multifactor" not in config.stdout:
-            shares = [FairShare(share.account, None) for share in shares]
+            shares = [replace(share, value=None) for share in shares]
         return shares
 
     async def reservations(self) -> list[Reservation]:

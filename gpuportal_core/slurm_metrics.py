@@ -9,6 +9,7 @@ from prometheus_client import Counter, Histogram
 
 from gpuportal_core.slurm_commands import observe_commands
 
+OUTCOMES = ("ok", "error", "timeout")
 BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)
 
 
@@ -25,7 +26,15 @@ def count_slurm_calls(prefix: str, who: str) -> tuple[Counter, Histogram]:
         buckets=BUCKETS,
     )
 
+    seen: set[str] = set()
+
     def observe(command: str, took: float, outcome: str) -> None:
+        if command not in seen:
+            # Its failures at 0 from its first call, so that a dashboard's error rate reads 0
+            # rather than no data (Prometheus' advice on labels known in advance).
+            seen.add(command)
+            for failed in OUTCOMES:
+                calls.labels(command, failed)
         calls.labels(command, outcome).inc()
         seconds.labels(command).observe(took)
 

@@ -12,8 +12,9 @@ from datetime import datetime, timedelta
 
 # sacct -X -n -P -S START --format=SACCT_GPU_FORMAT: one line per job (allocations only).
 SACCT_GPU_FORMAT = "User,Account,AllocTRES,ElapsedRaw"
-# sshare -n -P -U -u USER --format=SSHARE_FORMAT: the user's line in each of their accounts.
-SSHARE_FORMAT = "Account,User,FairShare"
+# sshare -n -P -u USER --format=SSHARE_FORMAT: the accounts above the user (User empty), with
+# their GPU-minute limit and Slurm's count against it, and the user's line in each account.
+SSHARE_FORMAT = "Account,User,FairShare,GrpTRESMins,GrpTRESRaw"
 _GPUS = re.compile(r"gres/gpu(?::[^=,]+)?=(\d+)")
 
 
@@ -54,6 +55,10 @@ def month_start(now: datetime) -> datetime:
 class FairShare:
     account: str
     value: float | None  # Slurm's FairShare factor, 0..1; None: not tracked (priority/basic)
+    # The account's GPU-hour limit (GrpTRESMins gres/gpu) and Slurm's count against it
+    # (GrpTRESRaw, decayed as fair share is); None: no limit, no count.
+    gpu_hours_limit: float | None = None
+    gpu_hours_counted: float | None = None
 
     def words(self) -> str:
         if self.value is None:
@@ -73,16 +78,52 @@ class FairShare:
         )
 
 
+def limits_words(account: str, gpus_at_once: int | None, share: FairShare | None) -> str:
+    """The account's limits from Slurm's accounting, in words."""
+    said = (
+        f"{account} may hold at most {gpus_at_once} GPUs at once"
+        if gpus_at_once is not None
+        else f"{account} has no limit on GPUs at once"
+    )
+    if share is None or share.gpu_hours_limit is None:
+        return said + " and no limit on GPU-hours."
+    counted = share.gpu_hours_counted or 0.0
+    left = max(0.0, share.gpu_hours_limit - counted)
+    return (
+        f"{said}, and {share.gpu_hours_limit:g} GPU-hours in all: Slurm counts {counted:.1f} "
+        f"used ({left:.1f} left); jobs wait once it is reached."
+    )
+
+
+def _gpu_minutes(tres: str) -> float | None:
+    return float(gpus_of(tres)) if re.search(r"gres/gpu(?::[^=,]+)?=", tres) else None
+
+
 def parse_fairshare(text: str, user: str) -> list[FairShare]:
-    """The user's lines of SSHARE_FORMAT output (indented by the account tree)."""
-    found = []
+    """The user's lines of SSHARE_FORMAT output (indented by the account tree), each with its
+    account's GPU-hour limit from the account's line."""
+    limits: dict[str, tuple[float | None, float | None]] = {}
+    mine: list[tuple[str, float | None]] = []
     for line in text.splitlines():
         parts = [part.strip() for part in line.split("|")]
-        if len(parts) < 3 or parts[1] != user:
+        if len(parts) < 3:
+            continue
+        parts += [""] * (5 - len(parts))
+        account, who, fair = parts[:3]
+        if not who:
+            limit, raw = _gpu_minutes(parts[3]), _gpu_minutes(parts[4])
+            limits[account] = (
+                limit / 60 if limit is not None else None,
+                raw / 60 if raw is not None and limit is not None else None,
+            )
+            continue
+        if who != user:
             continue
         try:
-            value: float | None = float(parts[2]) if parts[2] else None
+            value: float | None = float(fair) if fair else None
         except ValueError:
             value = None
-        found.append(FairShare(parts[0], value))
-    return found
+        mine.append((account, value))
+    return [
+        FairShare(account, value, *limits.get(account, (None, None))) for account, value in mine
+    ]

@@ -138,7 +138,7 @@ SettingsDep = Annotated[PortalSettings, Depends(get_settings)]
 MaybeCaller = Annotated[Caller | None, Depends(get_caller)]
 
 
-def api_caller(caller: MaybeCaller) -> Caller:
+def _known(caller: Caller | None) -> Caller:
     if caller is None:
         raise HTTPException(
             status.HTTP_401_UNAUTHORIZED,
@@ -146,6 +146,24 @@ def api_caller(caller: MaybeCaller) -> Caller:
             headers={"WWW-Authenticate": "token"},
         )
     return caller
+
+
+def api_caller(caller: MaybeCaller) -> Caller:
+    if _known(caller).kind == "service":
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "A service's token may read /metrics here, nothing else."
+        )
+    return _known(caller)
+
+
+def metrics_reader(caller: MaybeCaller) -> Caller:
+    """An admin, or a token with the hub's read:metrics scope (Prometheus' service)."""
+    known = _known(caller)
+    if not (known.reads_metrics or (known.kind == "user" and known.is_admin)):
+        raise HTTPException(
+            status.HTTP_403_FORBIDDEN, "Reading the metrics needs the read:metrics scope."
+        )
+    return known
 
 
 def api_writer(
@@ -167,7 +185,7 @@ def api_writer(
 
 def api_admin(caller: Annotated[Caller, Depends(api_writer)]) -> Caller:
     if not caller.is_admin:
-        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only admins may change profiles.")
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only admins may do this.")
     return caller
 
 
@@ -186,5 +204,6 @@ def page_admin(caller: Annotated[Caller, Depends(page_caller)]) -> Caller:
 ApiCaller = Annotated[Caller, Depends(api_caller)]
 ApiWriter = Annotated[Caller, Depends(api_writer)]
 ApiAdmin = Annotated[Caller, Depends(api_admin)]
+MetricsReader = Annotated[Caller, Depends(metrics_reader)]
 PageCaller = Annotated[Caller, Depends(page_caller)]
 PageAdmin = Annotated[Caller, Depends(page_admin)]

@@ -38,12 +38,14 @@ class MissingScope(Exception):
 @dataclass(frozen=True)
 class Caller:
     name: str
-    kind: Literal["user", "hub"]
+    # A service (Prometheus) may only read the metrics: deps.api_caller refuses it elsewhere.
+    kind: Literal["user", "hub", "service"]
     groups: frozenset[str] = field(default_factory=frozenset)
     is_admin: bool = False  # may edit profiles: a hub admin or in an admin group
     is_hub_admin: bool = False  # may manage the hub's users
     # How the request proved who it is: only a cookie can be sent by another site's page.
     via: Literal["header", "cookie"] = "header"
+    reads_metrics: bool = False  # holds the hub's read:metrics scope
 
 
 class HubIdentity:
@@ -91,10 +93,15 @@ class HubIdentity:
         if self.is_hub_token(token):
             return Caller(name="(hub)", kind="hub")
         model = await self._check_token(token)
-        if not model or model.get("kind", "user") != "user" or not model.get("name"):
+        kind = model.get("kind", "user") if model else None
+        if not model or kind not in ("user", "service") or not model.get("name"):
             return None
-        if not check_scopes({self.access_scope}, set(model.get("scopes") or ())):
+        scopes = set(model.get("scopes") or ())
+        if not check_scopes({self.access_scope}, scopes):
             raise MissingScope(self.access_scope)
+        reads_metrics = check_scopes({"read:metrics"}, scopes)
+        if kind == "service":
+            return Caller(name=str(model["name"]), kind="service", reads_metrics=reads_metrics)
         groups = frozenset(str(group) for group in model.get("groups") or ())
         return Caller(
             name=str(model["name"]),
@@ -102,6 +109,7 @@ class HubIdentity:
             groups=groups,
             is_admin=bool(model.get("admin")) or not groups.isdisjoint(self._admin_groups),
             is_hub_admin=bool(model.get("admin")),
+            reads_metrics=reads_metrics,
         )
 
     def login_url(self, next_url: str) -> tuple[str, str]:

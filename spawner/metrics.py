@@ -19,6 +19,7 @@ from prometheus_client import REGISTRY, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from gpuportal_core.culling import Reason
 from gpuportal_core.slurm_metrics import count_slurm_calls
 
 QUEUE_WAIT = Histogram(
@@ -77,6 +78,21 @@ def _sessions() -> Tally[tuple[str, str]]:
     return tally
 
 
+# Every reason a login is refused for (gpuportal_spawner.ldap_authenticator).
+LOGIN_FAILURE_REASONS = (
+    "not a user name",
+    "throttled",
+    "wrong name or password",
+    "in no allowed group",
+)
+
+
 def install() -> None:
     count_slurm_calls("gpuportal", "hub")
     REGISTRY.register(HubCollector())
+    # Each label value known in advance at 0, so that a dashboard's rate reads 0 rather than no
+    # data before the first cull or refused login.
+    for why in LOGIN_FAILURE_REASONS:
+        LOGIN_FAILURES.labels(why)
+    for reason in Reason:
+        CULLS.labels(reason.value)

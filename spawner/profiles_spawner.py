@@ -11,6 +11,7 @@ from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, defau
 from wrapspawner import ProfilesSpawner, WrapSpawner
 
 from gpuportal_core.accounting import group_use
+from gpuportal_core.cluster_snapshot import Snapshot
 from gpuportal_core.culling import CullLimits
 from gpuportal_core.lifecycle import Stage
 from gpuportal_core.profiles import (
@@ -143,6 +144,19 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
         profiles: the offer's, when the caller already has them (the form does).
         """
+        child = self.config.get(self.profile_spawner_class.__name__, {})
+        if profiles is None:
+            profiles = (await self.offer()).profiles
+        taken = await self.cluster_snapshot()
+        assocs = await GroupLimits.get(
+            bin_dir=child.get("slurm_bin_dir", ""), timeout=float(child.get("slurm_timeout", 20.0))
+        )
+        group = group_use(assocs, self.user.name, taken.jobs) if taken is not None else None
+        return capacity_view(profiles, taken, group)
+
+    async def cluster_snapshot(self) -> Snapshot | None:
+        """The cluster's jobs, nodes and reservations as of a few seconds ago, shared by all
+        users' pages (None: Slurm did not answer within 2 s)."""
         # The Slurm settings are the session spawner's; this wrapper has no Slurm of its own.
         child = self.config.get(self.profile_spawner_class.__name__, {})
         snapshot = Snapshots.get(
@@ -150,14 +164,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
             timeout=float(child.get("slurm_timeout", 20.0)),
             ttl=float(child.get("capacity_ttl", 10.0)),
         )
-        if profiles is None:
-            profiles = (await self.offer()).profiles
-        taken = await snapshot.get_within(2.0)
-        assocs = await GroupLimits.get(
-            bin_dir=child.get("slurm_bin_dir", ""), timeout=float(child.get("slurm_timeout", 20.0))
-        )
-        group = group_use(assocs, self.user.name, taken.jobs) if taken is not None else None
-        return capacity_view(profiles, taken, group)
+        return await snapshot.get_within(2.0)
 
     def configured_profiles(self) -> list[ResourceProfile]:
         try:

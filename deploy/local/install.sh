@@ -15,6 +15,8 @@ say() { printf '[install] %s\n' "$*"; }
 packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates openssl lmod r-cran-irkernel git)
 # The sessions' desktop (gpuportal_session.desktop): TigerVNC and a small Xfce, D-Bus per session.
 packages+=(tigervnc-standalone-server xfce4-session xfwm4 xfce4-panel xfdesktop4 xfce4-terminal xfce4-settings dbus-x11 xdotool xauth)
+# Prometheus and the nodes' exporter (deploy/local/prometheus.sh).
+packages+=(prometheus prometheus-node-exporter)
 # What code-server's npm guide asks for to build VS Code's native modules (code_server.sh).
 packages+=(build-essential pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).

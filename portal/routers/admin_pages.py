@@ -24,9 +24,10 @@ from gpuportal_portal.deps import (
     SettingsDep,
 )
 from gpuportal_portal.identity import Caller
-from gpuportal_portal.models import Notice, Profile
+from gpuportal_portal.models import Notice, Profile, utcnow
 from gpuportal_portal.profile_service import RuleViolation
 from gpuportal_portal.schemas import NoticeCreate, ProfileCreate, ProfileUpdate
+from gpuportal_portal.waste import week_waste
 
 router = APIRouter(include_in_schema=False)
 
@@ -112,6 +113,7 @@ def _admin_page(
             "notice_error": notice_error,
             "notice_form": notice_form or {"level": "info"},
             "audit": crud.list_audit(session, limit=50),
+            "waste": week_waste(session, utcnow()),
             "runtime": crud.editable_values,
             "saved": pages.saved_note(request),
         },

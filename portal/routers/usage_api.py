@@ -1,17 +1,26 @@
 """GET /api/usage: the caller's and their groups' GPU-hours this week and month (Slurm's
-accounting), and their fair-share standing in words."""
+accounting), and their fair-share standing in words. GET /api/usage/last-session: what the
+caller's last ended session used, for the hub's home page."""
 
 from __future__ import annotations
 
 from datetime import datetime
 
 import anyio
-from fastapi import APIRouter
+from fastapi import APIRouter, HTTPException, status
 from pydantic import BaseModel
+from sqlalchemy import select
 
-from gpuportal_core.usage import month_start, week_start
+from gpuportal_core.slurm import SlurmError
+from gpuportal_core.slurm_time import slurm_time_with_zone
+from gpuportal_core.usage import limits_words, month_start, week_start
+from gpuportal_portal import waste
 from gpuportal_portal.api_errors import declared
-from gpuportal_portal.deps import ApiCaller, SlurmDep
+from gpuportal_portal.deps import ApiAdmin, ApiCaller, SessionDep, SlurmDep
+from gpuportal_portal.job_schemas import JobUsePublic
+from gpuportal_portal.job_service import settled
+from gpuportal_portal.models import JobRecord, utcnow
+from gpuportal_portal.session_history import SESSION_LAUNCHER
 
 router = APIRouter(prefix="/api", tags=["usage"], responses=declared(401, 403, 503))
 
@@ -26,6 +35,10 @@ class GroupUsage(BaseModel):
     gpu_hours: GpuHours
     fair_share: float | None
     standing: str
+    gpu_limit: int | None  # GPUs at once (GrpTRES); null: none
+    gpu_hours_limit: float | None  # GrpTRESMins, in hours; null: none
+    gpu_hours_counted: float | None  # Slurm's (decayed) count against it
+    limits: str
 
 
 class UsagePublic(BaseModel):
@@ -36,10 +49,75 @@ class UsagePublic(BaseModel):
     groups: list[GroupUsage]
 
 
+class LastSessionPublic(BaseModel):
+    id: int
+    name: str
+    slurm_job_id: str
+    ended_at: str
+    use: JobUsePublic
+
+
+@router.get("/usage/last-session", response_model=LastSessionPublic | None)
+def last_session(
+    caller: ApiCaller, session: SessionDep, user: str = ""
+) -> LastSessionPublic | None:
+    """What your last ended notebook session used (null: none whose use is known yet); the
+    hub asks for its users with `user`."""
+    if user and user != caller.name and caller.kind != "hub" and not caller.is_admin:
+        raise HTTPException(status.HTTP_403_FORBIDDEN, "Only admins may ask about other users.")
+    query = (
+        select(JobRecord)
+        .where(JobRecord.user == (user or caller.name), JobRecord.launcher == SESSION_LAUNCHER)
+        .where(JobRecord.use.is_not(None))
+        .order_by(JobRecord.updated_at.desc())
+        .limit(20)
+    )
+    for record in session.scalars(query):
+        if record.use and record.use.get("recorded") is not False and settled(record.state):
+            return LastSessionPublic(
+                id=record.id,
+                name=record.name,
+                slurm_job_id=record.slurm_job_id,
+                ended_at=slurm_time_with_zone(record.ended_at),
+                use=JobUsePublic(**record.use),
+            )
+    return None
+
+
+class WasteRowPublic(BaseModel):
+    who: str
+    jobs: int
+    gpu_hours: float
+    gpu_hours_measured: float
+    gpu_hours_used: float
+    gpu_hours_wasted: float
+    gpu_used_percent: float | None
+    cpu_percent: float | None
+
+
+class WastePublic(BaseModel):
+    since: datetime
+    users: list[WasteRowPublic]
+    groups: list[WasteRowPublic]
+
+
+@router.get("/usage/waste", response_model=WastePublic)
+def week_waste(admin: ApiAdmin, session: SessionDep) -> WastePublic:
+    """Admins: the last 7 days' largest waste of GPUs by user and by group (GPU-hours held
+    against used, where sessions measured their GPUs), and their CPU efficiency."""
+    week = waste.week_waste(session, utcnow())
+    return WastePublic(
+        since=week.since,
+        users=[WasteRowPublic(**row.as_dict()) for row in week.users],
+        groups=[WasteRowPublic(**row.as_dict()) for row in week.groups],
+    )
+
+
 @router.get("/usage", response_model=UsagePublic)
 def my_usage(caller: ApiCaller, slurm: SlurmDep) -> UsagePublic:
     """GPU-hours of your jobs and sessions this week (from Monday) and this month, those of each
-    Slurm account you are in, and each account's fair-share standing."""
+    Slurm account you are in, each account's fair-share standing, and its limits (GPUs at once,
+    GPU-hours in all) from Slurm's accounting."""
     return anyio.from_thread.run(_usage, caller.name, slurm)
 
 
@@ -50,6 +128,10 @@ async def _usage(user: str, slurm: SlurmDep) -> UsagePublic:
     # before it counts whole: an approximation on the generous side).
     mine_month = await slurm.gpu_hours(since=month, user=user)
     mine_week = await slurm.gpu_hours(since=week, user=user)
+    try:
+        at_once = (await slurm.associations()).gpu_limits
+    except SlurmError:  # a cluster without accounting: no limits to show
+        at_once = {}
     groups = []
     for share in await slurm.fair_share(user):
         of_month = await slurm.gpu_hours(since=month, account=share.account)
@@ -62,6 +144,10 @@ async def _usage(user: str, slurm: SlurmDep) -> UsagePublic:
                 ),
                 fair_share=share.value,
                 standing=share.words(),
+                gpu_limit=at_once.get(share.account),
+                gpu_hours_limit=share.gpu_hours_limit,
+                gpu_hours_counted=share.gpu_hours_counted,
+                limits=limits_words(share.account, at_once.get(share.account), share),
             )
         )
     return UsagePublic(

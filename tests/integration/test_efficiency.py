@@ -1,10 +1,14 @@
 """What a job used of what it asked for (issue 24, 1), from Slurm's real accounting: a job that
-burns one core of four reads about 25 %; a portal job's use through the API and the CLI."""
+burns one core of four reads about 25 %; a portal job's use through the API and the CLI; a
+notebook session's use with its GPU readings ("not measured" here: no nvidia-smi), on the home
+page with a smaller ask, and in the admins' waste table and metrics."""
 
 from __future__ import annotations
 
 import asyncio
+import pwd
 import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +17,7 @@ import requests
 from gpuportal_core.slurm import SlurmClient
 from tests.hubproc import VENV_BIN
 from tests.integration.conftest import Hub, wait_for
+from tests.integration.faults.helpers import running_session
 from tests.integration.test_cli import token_of
 from tests.integration.test_live_profiles import log_in
 
@@ -98,14 +103,75 @@ def test_my_usage_counts_gpu_hours_for_me_and_my_group(hub: Hub, clean: None, br
     ds = next(group for group in after["groups"] if group["account"] == "ds")
     assert ds["gpu_hours"]["week"] >= after["gpu_hours"]["week"]
     assert ds["fair_share"] is None and "no fair share" in ds["standing"]
+    # Item 5's limits: ds's 6 GPUs at once (GrpTRES, deploy/local/cluster.sh), no GPU-hour cap.
+    assert (ds["gpu_limit"], ds["gpu_hours_limit"]) == (6, None)
+    assert ds["limits"] == "ds may hold at most 6 GPUs at once and no limit on GPU-hours."
     shown = subprocess.run(
         [str(VENV_BIN / "gpuportal"), "--url", hub.url, "--token", token, "usage"],
         capture_output=True,
         text=True,
     )
     assert shown.returncode == 0 and "GPU-hours this week" in shown.stdout, shown.stderr
-    assert "group ds:" in shown.stdout
+    assert "group ds:" in shown.stdout and ds["limits"] in shown.stdout
     page = log_in(browser, hub, "alice", "alice-demo")
     page.goto(f"{hub.url}/services/portal/jobs")
     page.wait_for_selector("#my-usage:not(:empty)")
     assert page.inner_text("#my-usage").startswith("Your GPU use: ")
+
+
+def test_a_sessions_use_on_the_home_page_and_in_the_waste_table(
+    hub: Hub, clean: None, browser: Any
+) -> None:
+    session, job_id, node = running_session(hub, "alice")
+    # The session reads its GPUs at once and every 5 s here (the test hub's setting), and
+    # keeps what it read (here: why it could not) in a file of the job's in alice's home.
+    readings = Path(pwd.getpwnam("alice").pw_dir, ".cache/gpuportal/gpu-use", f"{job_id}.json")
+    wait_for(readings.exists, 60, "the session's GPU readings file")
+    hub.stop_server(session, "alice")
+    token = token_of(hub, "alice")
+    mine = {"Authorization": f"token {token}"}
+    api = f"{hub.url}/services/portal/api"
+
+    def record() -> Any:
+        jobs = requests.get(f"{api}/jobs?kind=session", headers=mine, timeout=30).json()
+        return next((j for j in jobs if j["slurm_job_id"] == job_id and j["final"]), None)
+
+    ended = wait_for(record, 120, "the session's record to end")
+
+    def use() -> Any:
+        answer = requests.get(f"{api}/jobs/{ended['id']}/use", headers=mine, timeout=30)
+        return answer.json() if answer.ok and answer.json()["max_rss_bytes"] else None
+
+    got = wait_for(use, 150, "the session's use")
+    assert got["gpus"] == 1 and got["cores"] == 8 and got["account"] == "ds", got
+    assert got["gpu"]["measured"] is False
+    assert got["gpu"]["note"] == f"nvidia-smi is not installed on {node}", got["gpu"]
+    assert got["gpu_hours"] > 0 and got["gpu_hours_used"] is None
+    assert got["summary"].endswith(f"GPU use not measured: nvidia-smi is not installed on {node}.")
+    assert not readings.exists()  # read once by the portal, as alice, and removed
+
+    # The home page: what it used, and (a minute of 8 h, GPUs not measured) the same GPU for
+    # an hour, which starts at once on this idle cluster.
+    page = log_in(browser, hub, "alice", "alice-demo")
+    page.goto(f"{hub.url}/hub/home")
+    page.wait_for_selector("#gp-last-session:not([hidden])")
+    line = page.inner_text("#gp-last-text")
+    assert line.startswith("Your last session (default, ended "), line
+    assert f"GPU use not measured: nvidia-smi is not installed on {node}." in line
+    advice = page.inner_text("#gp-last-advice")
+    assert advice == "Next time gpu-1 with 1 h would do, and would start at once.", advice
+    page.context.close()
+
+    # The admins' week: alice's GPU-hours held, none measured; the same in the metrics.
+    admin = {"Authorization": f"token {token_of(hub, 'carol')}"}
+    week = requests.get(f"{api}/usage/waste", headers=admin, timeout=30).json()
+    alice = next(row for row in week["users"] if row["who"] == "alice")
+    assert alice["gpu_hours"] > 0 and alice["gpu_hours_measured"] == 0, alice
+    assert requests.get(f"{api}/usage/waste", headers=mine, timeout=30).status_code == 403
+    metrics = requests.get(f"{hub.url}/services/portal/metrics", headers=admin, timeout=30).text
+    assert 'gpuportal_week_gpu_hours{account="ds",kind="held"}' in metrics
+    page = log_in(browser, hub, "carol", "carol-demo")
+    page.goto(f"{hub.url}/services/portal/admin")
+    assert "alice" in page.inner_text("#waste-users")
+    assert "ds" in page.inner_text("#waste-groups")
+    page.context.close()

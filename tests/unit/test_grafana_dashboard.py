@@ -27,6 +27,8 @@ EXPORTED = {
     "gpuportal_portal_slurm_calls_total",
     "gpuportal_portal_slurm_call_seconds_bucket",
     "gpuportal_job_submissions_total",
+    "gpuportal_week_gpu_hours",
+    "gpuportal_week_core_hours",
 }
 
 

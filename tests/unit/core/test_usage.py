@@ -10,6 +10,7 @@ from gpuportal_core.usage import (
     FairShare,
     gpu_hours,
     gpus_of,
+    limits_words,
     month_start,
     parse_fairshare,
     week_start,
@@ -23,9 +24,12 @@ alice|ds|billing=4,cpu=4,mem=8G,node=1|9999
 alice|ds|billing=8,cpu=8,gres/gpu=1,mem=48G,node=1|Unknown
 """
 SSHARE = """\
-  ds|alice|0.750000
-  vision|alice|0.250000
-  ds|bob|0.500000
+root||||cpu=0,mem=0,gres/gpu=0
+ ds|||gres/gpu=6000|cpu=90,mem=0,gres/gpu=750
+  ds|alice|0.750000||cpu=0,mem=0,gres/gpu=0
+ vision||||cpu=0,mem=0,gres/gpu=0
+  vision|alice|0.250000||cpu=0,mem=0,gres/gpu=0
+  ds|bob|0.500000||cpu=0,mem=0,gres/gpu=0
 """
 
 
@@ -48,6 +52,19 @@ def test_fair_share_in_words():
     assert ds.words().startswith("Your group ds has used less than its share lately")
     assert vision.words().startswith("Your group vision has used more than its share lately")
     assert "no fair share" in FairShare("ds", None).words()
+
+
+def test_an_accounts_gpu_hour_limit_and_slurms_count_against_it():
+    ds, vision = parse_fairshare(SSHARE, "alice")
+    assert (ds.gpu_hours_limit, ds.gpu_hours_counted) == (100.0, 12.5)
+    assert (vision.gpu_hours_limit, vision.gpu_hours_counted) == (None, None)
+    assert limits_words("ds", 6, ds) == (
+        "ds may hold at most 6 GPUs at once, and 100 GPU-hours in all: Slurm counts 12.5 used "
+        "(87.5 left); jobs wait once it is reached."
+    )
+    assert limits_words("vision", None, vision) == (
+        "vision has no limit on GPUs at once and no limit on GPU-hours."
+    )
 
 
 @pytest.mark.parametrize("line", ["", "ds|alice", "  ds|alice|n/a"])

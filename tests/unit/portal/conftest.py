@@ -26,6 +26,8 @@ TOKENS: dict[str, list[str]] = {
 
 # carol, an admin of the hub, with a token for everything.
 ADMIN_TOKEN = "admin"
+# The hub's `prometheus` service (deploy/jupyterhub_config.py).
+PROMETHEUS_TOKEN = "prometheus"
 
 
 async def hub_says(token: str) -> dict[str, Any] | None:
@@ -37,6 +39,8 @@ async def hub_says(token: str) -> dict[str, Any] | None:
             "admin": True,
             "scopes": ["admin-ui", ACCESS],
         }
+    if token == PROMETHEUS_TOKEN:
+        return {"kind": "service", "name": "prometheus", "scopes": ["read:metrics", ACCESS]}
     if token not in TOKENS:
         return None
     return {"kind": "user", "name": "bob", "groups": [], "admin": False, "scopes": TOKENS[token]}

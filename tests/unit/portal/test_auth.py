@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from gpuportal_portal.identity import COOKIE_NAME, HubIdentity
-from tests.unit.portal.conftest import ACCESS, API
+from tests.unit.portal.conftest import ACCESS, ADMIN_TOKEN, API, PROMETHEUS_TOKEN
 
 
 @pytest.mark.parametrize("token", ["narrow", "server", "other-service"])
@@ -56,3 +56,19 @@ def test_a_cookie_caller_must_send_the_pages_csrf_token(
 def test_a_header_token_needs_no_csrf_token(client: tuple[TestClient, HubIdentity]) -> None:
     answer = client[0].delete(f"{API}/jobs/1", headers={"Authorization": "token full"})
     assert answer.status_code == 404
+
+
+def test_the_metrics_are_for_admins_and_the_prometheus_service_which_reads_nothing_else(
+    client: tuple[TestClient, HubIdentity],
+) -> None:
+    test_client = client[0]
+
+    def metrics(token: str) -> int:
+        headers = {"Authorization": f"token {token}"}
+        return test_client.get("/services/portal/metrics", headers=headers).status_code
+
+    assert metrics(PROMETHEUS_TOKEN) == 200
+    assert metrics(ADMIN_TOKEN) == 200
+    assert metrics("full") == 403  # bob, no admin
+    served = test_client.get(f"{API}/jobs", headers={"Authorization": f"token {PROMETHEUS_TOKEN}"})
+    assert served.status_code == 403 and "/metrics" in served.json()["detail"]

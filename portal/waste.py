@@ -1,0 +1,114 @@
+"""The week's largest waste of GPUs, by user and by group (Slurm account), for the admins'
+page and the metrics: GPU-hours held against GPU-hours used.
+
+Held: GPUs times elapsed time, what Slurm charges. Used: held times the mean utilisation a
+session read of its GPUs (gpuportal_session.gpu_summary). Only sessions read their GPUs, and
+only where nvidia-smi answers: the rest is counted as held and "not measured", never as used
+or wasted. From the records' kept use (gpuportal_portal.use_collector), so a page never waits
+for sacct.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from gpuportal_portal.models import JobRecord
+
+WEEK = timedelta(days=7)
+
+
+@dataclass
+class WasteRow:
+    """One user's or group's week."""
+
+    who: str
+    jobs: int = 0
+    held: float = 0.0  # GPU-hours held, all jobs
+    measured: float = 0.0  # GPU-hours held by jobs whose GPU use was read
+    used: float = 0.0  # of those, GPU-hours the GPUs were at work
+    core_hours: float = 0.0  # cores times elapsed, where CPU use was gathered
+    core_hours_used: float = 0.0
+
+    @property
+    def wasted(self) -> float:
+        return self.measured - self.used
+
+    @property
+    def used_percent(self) -> float | None:
+        return 100 * self.used / self.measured if self.measured else None
+
+    @property
+    def cpu_percent(self) -> float | None:
+        return 100 * self.core_hours_used / self.core_hours if self.core_hours else None
+
+    def add(self, use: dict[str, Any]) -> None:
+        self.jobs += 1
+        held = float(use.get("gpu_hours") or 0)
+        self.held += held
+        if use.get("gpu_hours_used") is not None:
+            self.measured += held
+            self.used += float(use["gpu_hours_used"])
+        if use.get("cpu_s") is not None:
+            self.core_hours += int(use.get("cores") or 0) * int(use.get("elapsed_s") or 0) / 3600
+            self.core_hours_used += float(use["cpu_s"]) / 3600
+
+    def as_dict(self) -> dict[str, Any]:
+        def rounded(value: float | None) -> float | None:
+            return round(value, 2) if value is not None else None
+
+        return {
+            "who": self.who,
+            "jobs": self.jobs,
+            "gpu_hours": rounded(self.held),
+            "gpu_hours_measured": rounded(self.measured),
+            "gpu_hours_used": rounded(self.used),
+            "gpu_hours_wasted": rounded(self.wasted),
+            "gpu_used_percent": rounded(self.used_percent),
+            "cpu_percent": rounded(self.cpu_percent),
+        }
+
+
+@dataclass(frozen=True)
+class WeekWaste:
+    since: datetime
+    users: list[WasteRow]
+    groups: list[WasteRow]
+
+
+def _ranked(rows: Iterable[WasteRow], limit: int) -> list[WasteRow]:
+    # The largest waste first; among those not measured, the most held.
+    return sorted(rows, key=lambda r: (-r.wasted, -r.held, r.who))[:limit]
+
+
+def tally(
+    uses: Iterable[tuple[str, dict[str, Any]]], limit: int = 20
+) -> tuple[list[WasteRow], list[WasteRow]]:
+    """(user, use) pairs, ranked per user and per group."""
+    users: dict[str, WasteRow] = {}
+    groups: dict[str, WasteRow] = {}
+    for user, use in uses:
+        users.setdefault(user, WasteRow(user)).add(use)
+        account = str(use.get("account") or "(no account)")
+        groups.setdefault(account, WasteRow(account)).add(use)
+    return _ranked(users.values(), limit), _ranked(groups.values(), limit)
+
+
+def week_waste(session: Session, now: datetime, limit: int = 20) -> WeekWaste:
+    """Jobs and sessions whose record settled in the last 7 days (when their use was kept)."""
+    since = now - WEEK
+    query = select(JobRecord.user, JobRecord.use).where(
+        JobRecord.use.is_not(None), JobRecord.updated_at >= since
+    )
+    uses = [
+        (user, use)
+        for user, use in session.execute(query)
+        if use and use.get("recorded") is not False
+    ]
+    users, groups = tally(uses, limit)
+    return WeekWaste(since, users, groups)

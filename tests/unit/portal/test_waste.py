@@ -1,0 +1,64 @@
+"""The week's GPU waste by user and group (gpuportal_portal.waste): held against used where
+the GPUs were measured, the rest held and not measured; ranked by waste."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuportal_portal import db
+from gpuportal_portal.models import JobRecord, utcnow
+from gpuportal_portal.waste import tally, week_waste
+
+
+def _use(gpu_hours: float, used: float | None, account: str = "ds", **more: Any) -> dict[str, Any]:
+    return {"gpu_hours": gpu_hours, "gpu_hours_used": used, "account": account, **more}
+
+
+def test_held_against_used_ranked_by_waste() -> None:
+    users, groups = tally(
+        [
+            ("alice", _use(8.0, 1.0, cores=32, elapsed_s=7200, cpu_s=7200.0)),  # 7 wasted
+            ("alice", _use(2.0, None)),  # a batch job: held, not measured
+            ("bob", _use(4.0, 3.0)),  # 1 wasted
+            ("erin", _use(16.0, None, account="vision")),  # the most held, none measured
+        ]
+    )
+    assert [u.who for u in users] == ["alice", "bob", "erin"]
+    alice = users[0].as_dict()
+    assert alice == {
+        "who": "alice", "jobs": 2, "gpu_hours": 10.0, "gpu_hours_measured": 8.0,
+        "gpu_hours_used": 1.0, "gpu_hours_wasted": 7.0, "gpu_used_percent": 12.5,
+        "cpu_percent": 3.12,  # 2 core-hours of 32 cores x 2 h, in the job that gathered CPU use
+    }  # fmt: skip
+    assert users[2].used_percent is None and users[2].wasted == 0
+    assert [(g.who, g.held, g.wasted) for g in groups] == [("ds", 14.0, 8.0), ("vision", 16.0, 0.0)]
+
+
+def test_the_week_from_the_records(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'portal.db'}"
+    db.upgrade(url)
+    database = db.Database(url)
+    now = utcnow()
+
+    def record(job: str, use: dict[str, Any] | None, days_ago: float) -> JobRecord:
+        return JobRecord(
+            user="alice", name=job, launcher="jupyterlab", request={}, script="", output="",
+            slurm_job_id=job, state="COMPLETED", use=use,
+            updated_at=now - timedelta(days=days_ago),
+        )  # fmt: skip
+
+    with database.sessions() as session:
+        session.add_all([
+            record("1", _use(4.0, 1.0), 1),
+            record("2", _use(4.0, 1.0), 8),  # last week's
+            record("3", None, 1),  # use not read yet
+            record("4", {"recorded": False}, 1),  # Slurm's accounting has none
+        ])  # fmt: skip
+        session.commit()
+        week = week_waste(session, now)
+    assert [(u.who, u.jobs, u.held) for u in week.users] == [("alice", 1, 4.0)]
+    assert week.since == pytest.approx(now - timedelta(days=7), abs=timedelta(seconds=1))
