@@ -11,7 +11,6 @@ import asyncio
 import logging
 import pwd
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -38,7 +37,7 @@ from gpuportal_portal.cluster import PartitionCatalog
 from gpuportal_portal.job_output import make_output_dir
 from gpuportal_portal.job_schemas import JobCreate
 from gpuportal_portal.metrics import JOB_SUBMISSIONS
-from gpuportal_portal.models import JobRecord, utcnow
+from gpuportal_portal.models import JobRecord, aware_utc, utcnow
 from gpuportal_portal.profile_rules import Problem
 from gpuportal_portal.profile_service import RuleViolation
 from gpuportal_portal.settings import PortalSettings
@@ -327,11 +326,6 @@ def record_tag(record: JobRecord, settings: PortalSettings) -> str:
     # earlier record that Slurm still lists can be taken for this one.
     stamp = round(aware_utc(record.submitted_at).timestamp() * 1e6)  # microseconds
     return str(batch_tag(hub=settings.hub_id, user=record.user, key=f"{record.id}.{stamp}"))
-
-
-def aware_utc(moment: datetime) -> datetime:
-    # Stored in UTC; SQLite hands the time back without its zone.
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
 def _drop(session: Session, record: JobRecord) -> None:

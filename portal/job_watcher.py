@@ -21,8 +21,8 @@ from gpuportal_core.jobs import JobDetail, JobInfo, array_summary
 from gpuportal_core.slurm import SlurmClient, SlurmError
 from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
 from gpuportal_core.states import Phase, phase_of
-from gpuportal_portal.job_service import aware_utc, mark_submitted, record_tag, settled
-from gpuportal_portal.models import JobRecord, utcnow
+from gpuportal_portal.job_service import mark_submitted, record_tag, settled
+from gpuportal_portal.models import JobRecord, aware_utc, utcnow
 from gpuportal_portal.settings import PortalSettings
 
 log = logging.getLogger(__name__)

@@ -13,6 +13,11 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def aware_utc(moment: datetime) -> datetime:
+    """A stored time, in UTC: SQLite hands the time back without its zone."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 class Base(DeclarativeBase):
     type_annotation_map: ClassVar[dict[Any, Any]] = {
         dict[str, Any]: JSON,

@@ -13,8 +13,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from gpuportal_portal.audit_stream import audit_on_commit
-from gpuportal_portal.job_service import aware_utc
-from gpuportal_portal.models import AuditRecord, Notice, utcnow
+from gpuportal_portal.models import AuditRecord, Notice, aware_utc, utcnow
 from gpuportal_portal.profile_rules import Problem
 from gpuportal_portal.profile_service import RuleViolation
 from gpuportal_portal.schemas import NoticeCreate, NoticePublic

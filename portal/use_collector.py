@@ -27,8 +27,8 @@ from gpuportal_core.efficiency import Efficiency, gpu_summary, mean_gpu_percent
 from gpuportal_core.slurm import SlurmClient
 from gpuportal_portal.background import repeat
 from gpuportal_portal.db import Database
-from gpuportal_portal.job_service import aware_utc, settled
-from gpuportal_portal.models import JobRecord, utcnow
+from gpuportal_portal.job_service import settled
+from gpuportal_portal.models import JobRecord, aware_utc, utcnow
 from gpuportal_portal.session_history import SESSION_LAUNCHER
 
 # The file's layout is the session's, which writes it (a stdlib-only module).

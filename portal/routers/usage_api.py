@@ -4,6 +4,7 @@ caller's last ended session used, for the hub's home page."""
 
 from __future__ import annotations
 
+import time
 from datetime import datetime
 
 import anyio
@@ -118,7 +119,18 @@ def my_usage(caller: ApiCaller, slurm: SlurmDep) -> UsagePublic:
     """GPU-hours of your jobs and sessions this week (from Monday) and this month, those of each
     Slurm account you are in, each account's fair-share standing, and its limits (GPUs at once,
     GPU-hours in all) from Slurm's accounting."""
-    return anyio.from_thread.run(_usage, caller.name, slurm)
+    kept = _recent.get(caller.name)
+    if kept is not None and time.monotonic() - kept[0] < USAGE_TTL_S:
+        return kept[1]
+    usage = anyio.from_thread.run(_usage, caller.name, slurm)
+    _recent[caller.name] = (time.monotonic(), usage)
+    return usage
+
+
+# Each answer takes 7 Slurm calls or more (sacct per window and account, sshare, sacctmgr): a
+# user's is kept this long, as the jobs page asks at every load. GPU-hours move slowly.
+USAGE_TTL_S = 30.0
+_recent: dict[str, tuple[float, UsagePublic]] = {}
 
 
 async def _usage(user: str, slurm: SlurmDep) -> UsagePublic:
