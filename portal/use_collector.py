@@ -1,9 +1,10 @@
 """What each ended job used of what it asked for, read once and kept on its record.
 
 Slurm's accounting (sacct) gives time, cores, memory, GPUs and account; a notebook session's
-own GPU readings (gpuportal_session.gpu_summary, a file in the user's home, read and removed as
-the user) give how busy its GPUs were. Kept on the record, the session history, the home
-page's "your last session" line and the admins' waste table read the database, not sacct.
+own GPU readings (gpuportal_session.gpu_summary, a file in the user's home, read as the user,
+and removed once the use is kept) give how busy its GPUs were. Kept on the record, the session
+history, the home page's "your last session" line and the admins' waste table read the
+database, not sacct.
 
 The portal looks every `session_scan_seconds` for records that have ended and have no use yet,
 a few at a time, once their job has been over for SETTLE_S. slurmdbd gets a job's last
@@ -43,14 +44,19 @@ BATCH = 10
 NOT_RECORDED: dict[str, Any] = {"recorded": False}
 
 
-async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, Any]:
-    """What the session left of its GPU readings, read and removed as its user."""
+def _readings_path(user: str, job_id: str) -> str | None:
     try:
-        path = summary_path(pwd.getpwnam(user).pw_dir, job_id)
+        return str(summary_path(pwd.getpwnam(user).pw_dir, job_id))
     except KeyError:
+        return None
+
+
+async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, Any]:
+    """What the session left of its GPU readings, read as its user."""
+    path = _readings_path(user, job_id)
+    if path is None:
         return {"measured": False, "note": f"{user} is not a user of this host"}
-    script = 'cat -- "$1" && rm -f -- "$1"'
-    result = await slurm.run_as_user(user, ["sh", "-c", script, "sh", str(path)])
+    result = await slurm.run_as_user(user, ["cat", "--", path])
     if result.returncode != 0:
         return {
             "measured": False,
@@ -61,6 +67,13 @@ async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, 
     except ValueError:
         return {"measured": False, "note": "the session's GPU readings could not be read"}
     return readings if isinstance(readings, dict) else {"measured": False, "note": "no reading"}
+
+
+async def forget_readings(slurm: SlurmClient, record: JobRecord) -> None:
+    """The session's readings file, once its use is kept: nothing else reads it."""
+    path = _readings_path(record.user, record.slurm_job_id)
+    if record.launcher == SESSION_LAUNCHER and path is not None:
+        await slurm.run_as_user(record.user, ["rm", "-f", "--", path])
 
 
 def use_of(efficiency: Efficiency, gpu: dict[str, Any]) -> dict[str, Any]:
@@ -129,10 +142,12 @@ async def collect(database: Database, slurm: SlurmClient, *, limit: int = BATCH)
             continue
         with database.sessions() as session:
             stored = session.get(JobRecord, record.id)
-            if stored is not None and stored.use is None:
-                stored.use = use
-                session.commit()
-                kept += 1
+            if stored is None or stored.use is not None:
+                continue
+            stored.use = use
+            session.commit()
+        kept += 1
+        await forget_readings(slurm, record)
     return kept
 
 

@@ -31,6 +31,7 @@ QUEUE_WAIT = Histogram(
 LOGIN_FAILURES = Counter("gpuportal_login_failures", "Refused logins", ["why"])
 CULLS = Counter("gpuportal_culls", "Sessions stopped by a culling limit", ["reason"])
 _gpus: dict[tuple[str, str], int] = {}
+_seen: set[tuple[str, str]] = set()
 
 
 def record_capacity(partition: str, free: int, total: int) -> None:
@@ -56,8 +57,12 @@ class HubCollector(Collector):
         sessions = GaugeMetricFamily(
             "gpuportal_sessions", "Sessions by state and profile", labels=["state", "profile"]
         )
-        for (state, profile), count in sorted(_sessions().items()):
-            sessions.add_metric([state, profile], count)
+        now = _sessions()
+        # A state and profile seen once stays, at 0 when none is left: a graph then falls to 0
+        # rather than ending at its last count, and a dashboard's query has data.
+        _seen.update(now)
+        for key in sorted(_seen):
+            sessions.add_metric(list(key), now.get(key, 0))
         yield sessions
 
 

@@ -50,7 +50,15 @@ def test_every_dashboard_query_returns_data(hub: Hub, clean: None, prometheus: s
     # A session started and stopped while Prometheus watches: spawn duration, queue wait, the
     # sessions gauge and (once the portal has read its use) the week's GPU-hours move.
     session, _, _ = running_session(hub, "alice")
+    running = 'gpuportal_sessions{state="running", profile="gpu-1"}'
+    wait_for(lambda: _query(prometheus, running), 60, "Prometheus to see alice's session")
     hub.stop_server(session, "alice")
+    # Ended, it reads 0 rather than vanishing.
+    wait_for(
+        lambda: [r for r in _query(prometheus, running) if r["value"][1] == "0"],
+        60,
+        "the sessions gauge to fall to 0",
+    )
 
     def all_up() -> Any:
         targets = requests.get(f"{prometheus}/api/v1/targets", timeout=10).json()
