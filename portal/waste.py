@@ -100,10 +100,12 @@ def tally(
 
 
 def week_waste(session: Session, now: datetime, limit: int = 20) -> WeekWaste:
-    """Jobs and sessions whose record settled in the last 7 days (when their use was kept)."""
+    """Jobs and sessions that ended in the 7 days before `now` (aware)."""
     since = now - WEEK
+    # Slurm's end times are the cluster's local time, in one ISO form that sorts as text.
+    ended_since = since.astimezone().strftime("%Y-%m-%dT%H:%M:%S")
     query = select(JobRecord.user, JobRecord.use).where(
-        JobRecord.use.is_not(None), JobRecord.updated_at >= since
+        JobRecord.use.is_not(None), JobRecord.ended_at >= ended_since
     )
     uses = [
         (user, use)

@@ -69,8 +69,9 @@ def last_session(
     query = (
         select(JobRecord)
         .where(JobRecord.user == (user or caller.name), JobRecord.launcher == SESSION_LAUNCHER)
-        .where(JobRecord.use.is_not(None))
-        .order_by(JobRecord.updated_at.desc())
+        .where(JobRecord.use.is_not(None), JobRecord.ended_at != "")
+        # Slurm's end times, all in one ISO form: they sort as text.
+        .order_by(JobRecord.ended_at.desc(), JobRecord.id.desc())
         .limit(20)
     )
     for record in session.scalars(query):

@@ -1,5 +1,6 @@
 """The week's GPU waste by user and group (gpuportal_portal.waste): held against used where
-the GPUs were measured, the rest held and not measured; ranked by waste."""
+the GPUs were measured, the rest held and not measured; ranked by waste. And the home page's
+last session (GET /api/usage/last-session): the last to end."""
 
 from __future__ import annotations
 
@@ -8,10 +9,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from fastapi.testclient import TestClient
 
 from gpuportal_portal import db
+from gpuportal_portal.identity import HubIdentity
 from gpuportal_portal.models import JobRecord, utcnow
 from gpuportal_portal.waste import tally, week_waste
+from tests.unit.portal.conftest import API
 
 
 def _use(gpu_hours: float, used: float | None, account: str = "ds", **more: Any) -> dict[str, Any]:
@@ -45,10 +49,12 @@ def test_the_week_from_the_records(tmp_path: Path) -> None:
     now = utcnow()
 
     def record(job: str, use: dict[str, Any] | None, days_ago: float) -> JobRecord:
+        ended = (now - timedelta(days=days_ago)).astimezone()
         return JobRecord(
             user="alice", name=job, launcher="jupyterlab", request={}, script="", output="",
             slurm_job_id=job, state="COMPLETED", use=use,
-            updated_at=now - timedelta(days=days_ago),
+            ended_at=ended.strftime("%Y-%m-%dT%H:%M:%S"),
+            updated_at=now,  # the watcher's last look: not when it ended
         )  # fmt: skip
 
     with database.sessions() as session:
@@ -62,3 +68,35 @@ def test_the_week_from_the_records(tmp_path: Path) -> None:
         week = week_waste(session, now)
     assert [(u.who, u.jobs, u.held) for u in week.users] == [("alice", 1, 4.0)]
     assert week.since == pytest.approx(now - timedelta(days=7), abs=timedelta(seconds=1))
+
+
+def test_the_last_session_is_the_last_to_end_not_the_last_looked_at(
+    client: tuple[TestClient, HubIdentity],
+) -> None:
+    test_client = client[0]
+    now = utcnow()
+    use = {
+        **_use(1.0, None), "elapsed_s": 60, "limit_s": 3600, "cores": 8, "cpu_s": None,
+        "cpu_percent": None, "time_percent": 1.7, "requested_bytes": None,
+        "max_rss_bytes": None, "memory_percent": None, "summary": "Ran 1 min of its 1 h.",
+    }  # fmt: skip
+    with test_client.app.state.database.sessions() as session:  # type: ignore[attr-defined]
+        for job, ended, looked in (
+            ("7", "2026-11-25T10:00:00", 0),
+            ("8", "2026-11-25T09:00:00", 1),
+        ):
+            session.add(
+                JobRecord(
+                    user="bob", name=f"s{job}", launcher="jupyterlab", request={}, script="",
+                    output="", slurm_job_id=job, state="COMPLETED", use=use, ended_at=ended,
+                    updated_at=now + timedelta(minutes=looked),
+                )
+            )  # fmt: skip
+        session.commit()
+    answer = test_client.get(f"{API}/usage/last-session", headers={"Authorization": "token full"})
+    assert answer.status_code == 200, answer.text
+    assert answer.json()["slurm_job_id"] == "7"
+    other = test_client.get(
+        f"{API}/usage/last-session?user=alice", headers={"Authorization": "token full"}
+    )
+    assert other.status_code == 403
