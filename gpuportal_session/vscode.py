@@ -86,11 +86,15 @@ def write_machine_settings(user_data: Path, settings: dict[str, Any]) -> bool:
     return True
 
 
-def command_line(socket_path: str, folder: str, runtime: Path, user_data: Path) -> list[str]:
+def empty_config(runtime: Path) -> Path:
+    """An empty config for code-server: without one it writes ~/.config/code-server/config.yaml,
+    with a password and a TCP address that this session never uses."""
     config = runtime / "code-server.yaml"
-    # An empty config: without one code-server writes ~/.config/code-server/config.yaml, with a
-    # password and a TCP address that this session never uses.
     config.touch(mode=0o600, exist_ok=True)
+    return config
+
+
+def command_line(socket_path: str, folder: str, config: Path, user_data: Path) -> list[str]:
     return [
         COMMAND,
         "--socket",
@@ -120,7 +124,7 @@ def main() -> None:
             f"{user_data}/Machine/settings.json is not plain JSON: left as it is",
             file=sys.stderr,
         )
-    argv = command_line(socket_path, os.getcwd(), runtime, user_data)
+    argv = command_line(socket_path, os.getcwd(), empty_config(runtime), user_data)
     os.execvp(argv[0], argv)
 
 

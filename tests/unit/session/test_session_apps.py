@@ -35,13 +35,14 @@ def test_no_vscode_tile_without_code_server(monkeypatch, tmp_path):
 
 
 def test_code_server_listens_on_a_private_socket_only(tmp_path):
-    argv = vscode.command_line("/run/x/sock", "/home/alice/work", tmp_path, tmp_path / "data")
+    config = vscode.empty_config(tmp_path)
+    argv = vscode.command_line("/run/x/sock", "/home/alice/work", config, tmp_path / "data")
     assert argv[argv.index("--socket") + 1] == "/run/x/sock"
     assert argv[argv.index("--socket-mode") + 1] == "600"
     assert "--bind-addr" not in argv
     assert argv[argv.index("--auth") + 1] == "none"  # the hub's login is in front of it
     assert argv[-1] == "/home/alice/work"
-    config = tmp_path / "code-server.yaml"
+    assert config == tmp_path / "code-server.yaml" and config.read_text() == ""
     assert argv[argv.index("--config") + 1] == str(config)
     assert stat.S_IMODE(config.stat().st_mode) == 0o600
 
