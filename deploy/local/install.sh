@@ -31,6 +31,11 @@ if [ "${#missing[@]}" -gt 0 ]; then
     echo "slapd slapd/no_configuration boolean true" | debconf-set-selections
     apt-get update -q
     apt-get install -y -q --no-install-recommends "${missing[@]}"
+    # Debian starts its own Prometheus (:9090, scraping itself) and node exporter (:9100 on every
+    # address) where systemd runs; deploy/local/prometheus.sh runs ours, so theirs stay off.
+    if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
+        systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+    fi
 fi
 
 # The job runs as the user: its code and venv must be readable by every user.
