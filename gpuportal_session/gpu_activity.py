@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import socket
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -26,7 +27,12 @@ from typing import Any
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop, PeriodicCallback
 
-from gpuportal_session.gpu_summary import GpuReading, GpuSummary, write_summary
+from gpuportal_session.gpu_summary import (
+    GpuReading,
+    GpuSummary,
+    remove_old_summaries,
+    write_summary,
+)
 from gpuportal_session.hub_tls import client_context
 
 # A GPU at or above this utilisation (percent, nvidia-smi's utilization.gpu) is at work.
@@ -186,6 +192,8 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     environ = dict(os.environ)
     seconds = float(environ.get("GPUPORTAL_GPU_SAMPLE_SECONDS") or 60)
     reporter = GpuReporter(environ, serverapp.log)
+    if environ.get("HOME"):
+        remove_old_summaries(environ["HOME"], time.time())
     serverapp.web_app.settings["gpuportal_gpu_watch"] = reporter.watch
     # The first reading at once, so the hub knows within seconds whether GPUs are measured.
     IOLoop.current().add_callback(reporter.sample)

@@ -5,7 +5,9 @@ peak utilisation and the peak memory, as Princeton's jobstats reports them. The 
 written after each reading to a private file of the job's in the user's home,
 ~/.cache/gpuportal/gpu-use/JOBID.json, which the portal reads as the user once the job has ended
 (gpuportal_portal.use_collector): a session killed by its time limit has still left its last
-minute's summary, and the hub need not be up when it ends. A session that could not read its
+minute's summary, and the hub need not be up when it ends. The portal only reads (it runs
+nothing as users that could remove a file); each session's start removes summaries older
+than KEEP_DAYS, long read by then. A session that could not read its
 GPUs writes why ("nvidia-smi is not installed on gpu01"), so the portal says "not measured"
 with the reason rather than nothing.
 """
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 FOLDER = Path(".cache") / "gpuportal" / "gpu-use"  # in the user's home
+KEEP_DAYS = 7
 
 
 @dataclass(frozen=True)
@@ -104,3 +107,16 @@ def write_summary(home: str | Path, job_id: str, summary: dict[str, Any]) -> Non
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def remove_old_summaries(home: str | Path, now: float, keep_days: int = KEEP_DAYS) -> int:
+    """Earlier sessions' summaries older than keep_days; how many were removed."""
+    removed = 0
+    for path in (Path(home) / FOLDER).glob("*.json"):
+        try:
+            if now - path.stat().st_mtime > keep_days * 86400:
+                path.unlink()
+                removed += 1
+        except OSError:  # gone meanwhile, or not ours to remove: nothing to do
+            continue
+    return removed

@@ -1,8 +1,9 @@
 """What each ended job used of what it asked for, read once and kept on its record.
 
 Slurm's accounting (sacct) gives time, cores, memory, GPUs and account; a notebook session's
-own GPU readings (gpuportal_session.gpu_summary, a file in the user's home, read as the user,
-and removed once the use is kept) give how busy its GPUs were. Kept on the record, the session
+own GPU readings (gpuportal_session.gpu_summary, a file in the user's home, read as the user
+with `tail`, a command the portal already runs as users; the session's next start removes
+those older than a week) give how busy its GPUs were. Kept on the record, the session
 history, the home page's "your last session" line and the admins' waste table read the
 database, not sacct.
 
@@ -56,7 +57,7 @@ async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, 
     path = _readings_path(user, job_id)
     if path is None:
         return {"measured": False, "note": f"{user} is not a user of this host"}
-    result = await slurm.run_as_user(user, ["cat", "--", path])
+    result = await slurm.run_as_user(user, ["tail", "-c", "+1", "--", path])
     if result.returncode != 0:
         return {
             "measured": False,
@@ -67,13 +68,6 @@ async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, 
     except ValueError:
         return {"measured": False, "note": "the session's GPU readings could not be read"}
     return readings if isinstance(readings, dict) else {"measured": False, "note": "no reading"}
-
-
-async def forget_readings(slurm: SlurmClient, record: JobRecord) -> None:
-    """The session's readings file, once its use is kept: nothing else reads it."""
-    path = _readings_path(record.user, record.slurm_job_id)
-    if record.launcher == SESSION_LAUNCHER and path is not None:
-        await slurm.run_as_user(record.user, ["rm", "-f", "--", path])
 
 
 def use_of(efficiency: Efficiency, gpu: dict[str, Any]) -> dict[str, Any]:
@@ -147,7 +141,6 @@ async def collect(database: Database, slurm: SlurmClient, *, limit: int = BATCH)
             stored.use = use
             session.commit()
         kept += 1
-        await forget_readings(slurm, record)
     return kept
 
 

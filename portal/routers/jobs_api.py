@@ -178,7 +178,6 @@ def job_use(job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmD
         if use is not None and use_collector.worth_keeping(use, record):
             record.use = use
             session.commit()
-            anyio.from_thread.run(use_collector.forget_readings, slurm, record)
     if use is None or use.get("recorded") is False:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,

@@ -100,7 +100,7 @@ def test_ended_jobs_use_is_read_once_with_the_sessions_gpu_readings(
     assert session_use["summary"].endswith(
         "Its 2 GPUs: 20 % busy on average (peak 90 %), at most 20 GB of their 159 GB."
     )
-    assert not readings.exists()  # read and removed, as the user
+    assert readings.exists()  # only read: the session's next start removes old ones
     assert use["42"] is not None and use["42"]["gpu"] == {
         "measured": False,
         "note": "only notebook sessions read their GPUs",
@@ -125,21 +125,3 @@ def test_a_session_that_left_no_readings_says_so(tmp_path: Path, monkeypatch: An
         "measured": False,
         "note": "the session left no GPU readings (it ended before its first)",
     }
-
-
-def test_readings_stay_until_the_use_is_kept(tmp_path: Path, monkeypatch: Any) -> None:
-    """Asked through the API before the job has settled, the use is read but not kept: the
-    readings must still be there for the collector (they were removed at the first read)."""
-    readings = tmp_path / "41.json"
-    readings.write_text(json.dumps(READINGS))
-    monkeypatch.setattr(
-        use_collector, "summary_path", lambda home, job_id: tmp_path / f"{job_id}.json"
-    )
-    monkeypatch.setattr(use_collector.pwd, "getpwnam", lambda user: type("P", (), {"pw_dir": "/"}))
-    record = _record("41", SESSION_LAUNCHER, state="COMPLETED", ended_ago=1)
-    accounting = Accounting(tmp_path)
-    use = asyncio.run(use_collector.read_use(accounting, record))  # type: ignore[arg-type]
-    assert use is not None and use["gpu"]["measured"] is True
-    assert not use_collector.worth_keeping(use, record) and readings.exists()
-    asyncio.run(use_collector.forget_readings(accounting, record))  # type: ignore[arg-type]
-    assert not readings.exists()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -17,7 +18,7 @@ from gpuportal_session.gpu_activity import (
     parse_readings,
     read_gpus,
 )
-from gpuportal_session.gpu_summary import GpuReading, summary_path
+from gpuportal_session.gpu_summary import GpuReading, remove_old_summaries, summary_path
 
 
 def test_parse():
@@ -121,3 +122,15 @@ def test_a_session_that_cannot_read_its_gpus_leaves_why(tmp_path, monkeypatch):
         "note": "nvidia-smi is not installed on gpu01",
         "gpus": [],
     }
+
+
+def test_a_sessions_start_removes_summaries_older_than_a_week(tmp_path):
+    folder = summary_path(tmp_path, "1").parent
+    folder.mkdir(parents=True)
+    old, recent = folder / "1.json", folder / "2.json"
+    for path in (old, recent):
+        path.write_text("{}")
+    now = recent.stat().st_mtime
+    os.utime(old, (now - 8 * 86400, now - 8 * 86400))
+    assert remove_old_summaries(tmp_path, now) == 1
+    assert not old.exists() and recent.exists()
