@@ -59,18 +59,19 @@ class WasteRow:
             self.core_hours_used += float(use["cpu_s"]) / 3600
 
     def as_dict(self) -> dict[str, Any]:
-        def rounded(value: float | None) -> float | None:
-            return round(value, 2) if value is not None else None
+        def percent(value: float | None) -> float | None:
+            return round(value, 1) if value is not None else None
 
         return {
             "who": self.who,
             "jobs": self.jobs,
-            "gpu_hours": rounded(self.held),
-            "gpu_hours_measured": rounded(self.measured),
-            "gpu_hours_used": rounded(self.used),
-            "gpu_hours_wasted": rounded(self.wasted),
-            "gpu_used_percent": rounded(self.used_percent),
-            "cpu_percent": rounded(self.cpu_percent),
+            # Hours in 3 decimals: a GPU's minute shows (0.017), not 0.0.
+            "gpu_hours": round(self.held, 3),
+            "gpu_hours_measured": round(self.measured, 3),
+            "gpu_hours_used": round(self.used, 3),
+            "gpu_hours_wasted": round(self.wasted, 3),
+            "gpu_used_percent": percent(self.used_percent),
+            "cpu_percent": percent(self.cpu_percent),
         }
 
 

@@ -36,7 +36,7 @@ def test_held_against_used_ranked_by_waste() -> None:
     assert alice == {
         "who": "alice", "jobs": 2, "gpu_hours": 10.0, "gpu_hours_measured": 8.0,
         "gpu_hours_used": 1.0, "gpu_hours_wasted": 7.0, "gpu_used_percent": 12.5,
-        "cpu_percent": 3.12,  # 2 core-hours of 32 cores x 2 h, in the job that gathered CPU use
+        "cpu_percent": 3.1,  # 2 core-hours of 32 cores x 2 h, in the job that gathered CPU use
     }  # fmt: skip
     assert users[2].used_percent is None and users[2].wasted == 0
     assert [(g.who, g.held, g.wasted) for g in groups] == [("ds", 14.0, 8.0), ("vision", 16.0, 0.0)]
