@@ -25,6 +25,33 @@ _CPU_TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.(\d+))?$")
 
 
 @dataclass(frozen=True)
+class StepUse:
+    """One step of a job (the batch script, an srun: torchrun's, MPI's), as sacct has it."""
+
+    step: str  # "batch", "0", "1"...
+    elapsed_s: int
+    cores: int
+    cpu_s: float | None
+    max_rss_bytes: int | None
+
+    @property
+    def cpu_percent(self) -> float | None:
+        if self.cpu_s is None or not self.cores or not self.elapsed_s:
+            return None
+        return 100.0 * self.cpu_s / (self.cores * self.elapsed_s)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "step": self.step,
+            "elapsed_s": self.elapsed_s,
+            "cores": self.cores,
+            "cpu_s": _round(self.cpu_s),
+            "cpu_percent": _round(self.cpu_percent),
+            "max_rss_bytes": self.max_rss_bytes,
+        }
+
+
+@dataclass(frozen=True)
 class Efficiency:
     """Use against request; a use of None was not measured (no accounting gatherer)."""
 
@@ -36,6 +63,8 @@ class Efficiency:
     max_rss_bytes: int | None
     gpus: int = 0
     account: str = ""
+    # Where a job has several steps (a batch script and its sruns), each one's use.
+    steps: tuple[StepUse, ...] = ()
 
     @property
     def gpu_hours(self) -> float:
@@ -58,7 +87,7 @@ class Efficiency:
             return None
         return 100.0 * self.max_rss_bytes / self.requested_bytes
 
-    def as_dict(self) -> dict[str, float | int | str | None]:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "elapsed_s": self.elapsed_s,
             "limit_s": self.limit_s,
@@ -72,6 +101,7 @@ class Efficiency:
             "gpus": self.gpus,
             "gpu_hours": round(self.gpu_hours, 3),
             "account": self.account,
+            "steps": [step.as_dict() for step in self.steps],
             "summary": self.summary(),
         }
 
@@ -150,6 +180,7 @@ def parse_use(text: str) -> Efficiency | None:
     measured = [value for value in rss if value is not None]
     cpu = cpu_seconds(total_cpu)
     gathered = bool(measured) and max(measured) > 0
+    steps = _steps(lines, gathered)
     return Efficiency(
         elapsed_s=elapsed_s,
         limit_s=limit_s,
@@ -159,7 +190,30 @@ def parse_use(text: str) -> Efficiency | None:
         max_rss_bytes=max(measured) if gathered else None,
         gpus=gpus_of(tres),
         account=account,
+        steps=tuple(steps) if len(steps) > 1 else (),
     )
+
+
+def _steps(lines: list[list[str]], gathered: bool) -> list[StepUse]:
+    """The job's steps but `extern` (Slurm's own, which runs nothing of the user's)."""
+    steps = []
+    for parts in lines:
+        if "." not in parts[0] or parts[0].endswith(".extern"):
+            continue
+        try:
+            elapsed_s = parse_slurm_time(parts[2]) or 0
+        except SlurmTimeError:
+            continue
+        steps.append(
+            StepUse(
+                step=parts[0].split(".", 1)[1],
+                elapsed_s=elapsed_s,
+                cores=int(parts[5]) if parts[5].isdigit() else 0,
+                cpu_s=cpu_seconds(parts[4]) if gathered else None,
+                max_rss_bytes=size_bytes(parts[7]) if gathered and parts[7] else None,
+            )
+        )
+    return steps
 
 
 def gpu_summary(gpu: Mapping[str, Any], gpus: int) -> str:

@@ -121,6 +121,17 @@ class GpuUsePublic(BaseModel):
     gpus: list[GpuCardUsePublic] = []
 
 
+class StepUsePublic(BaseModel):
+    """One step of a job with several (its batch script, each srun)."""
+
+    step: str
+    elapsed_s: int
+    cores: int
+    cpu_s: float | None
+    cpu_percent: float | None
+    max_rss_bytes: int | None
+
+
 class JobUsePublic(BaseModel):
     """What an ended job used of what it asked for (Slurm's accounting, and a session's GPU
     readings); a use of null was not measured (the cluster gathers no job accounting)."""
@@ -139,4 +150,5 @@ class JobUsePublic(BaseModel):
     gpu_hours_used: float | None = None
     account: str = ""
     gpu: GpuUsePublic | None = None
+    steps: list[StepUsePublic] = []  # where there are several
     summary: str

@@ -71,6 +71,10 @@ def test_a_portal_jobs_use_through_the_api_and_the_cli(hub: Hub, clean: None) ->
     got = wait_for(use, 150, "the portal job's use")
     # One GPU's share is 8 cores: one busy core is an eighth.
     assert got["cores"] == 8 and 7 <= got["cpu_percent"] <= 20, got
+    # Its steps: the batch script, which waits, and the srun that burns the core.
+    steps = {step["step"]: step for step in got["steps"]}
+    assert set(steps) == {"batch", "0"}, got["steps"]
+    assert steps["0"]["cpu_percent"] > steps["batch"]["cpu_percent"], got["steps"]
     as_alice = ["--url", hub.url, "--token", token]
     shown = subprocess.run(
         [str(VENV_BIN / "gpuportal"), *as_alice, "jobs", "show", str(job["id"])],

@@ -101,3 +101,22 @@ def test_a_sessions_gpu_readings_in_words():
         "GPU use not measured: nvidia-smi is not installed on gpu01."
     )
     assert gpu_summary(unmeasured, 0) == ""  # asked for no GPU: nothing to say
+
+
+def test_each_step_of_a_job_with_several():
+    # A batch script that waits while torchrun's srun step works its 8 cores.
+    text = (
+        "400|COMPLETED|00:10:00|01:00:00|01:00:30|8|48G||cpu=8,gres/gpu=1,mem=48G|ds\n"
+        "400.batch|COMPLETED|00:10:00||00:00:30|8||100M|cpu=8|ds\n"
+        "400.extern|COMPLETED|00:10:00||00:00:00|8||0|cpu=8|ds\n"
+        "400.0|COMPLETED|00:09:00||01:00:00|8||6G|cpu=8|ds\n"
+    )
+    use = parse_use(text)
+    assert use is not None
+    assert [(s.step, s.cores, s.cpu_percent) for s in use.steps] == [
+        ("batch", 8, pytest.approx(0.6, abs=0.1)),
+        ("0", 8, pytest.approx(83.3, abs=0.1)),
+    ]
+    assert use.as_dict()["steps"][1]["max_rss_bytes"] == 6 * 1024**3
+    # One step (besides extern): nothing more to say than the job's own line.
+    assert parse_use(ONE_OF_FOUR).steps == ()  # type: ignore[union-attr]
