@@ -131,6 +131,9 @@ def _round(value: float | None) -> float | None:
 
 
 def _gb(size: int) -> str:
+    """A size as people read it: "5 MB" under a GB (not "0.0 GB"), "3.5 GB", "96 GB"."""
+    if size < 1024**3:
+        return f"{size / 1024**2:.0f} MB"
     return f"{size / 1024**3:.1f} GB" if size < 10 * 1024**3 else f"{size / 1024**3:.0f} GB"
 
 

@@ -162,11 +162,15 @@ def get_job(
 
 
 @router.get("/jobs/{job_id}/use", response_model=JobUsePublic)
-def job_use(job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep) -> JobUsePublic:
+def job_use(
+    job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep, watcher: WatcherDep
+) -> JobUsePublic:
     """What an ended job (or session) used of the cores, memory, GPUs and time it asked for,
     from Slurm's accounting and a session's own GPU readings: a 409 while it runs. Read once
     and kept (gpuportal_portal.use_collector); asked here first, it is read now."""
     record = _own(session, caller, job_id)
+    if not job_service.settled(record.state):
+        watcher.refresh_one(session, record)  # it may have ended since the last look
     if not record.slurm_job_id or not job_service.settled(record.state):
         raise HTTPException(
             status.HTTP_409_CONFLICT,

@@ -33,7 +33,7 @@ def test_one_core_of_four_is_a_quarter():
     assert use.time_percent == 10.0
     assert use.max_rss_bytes == 5340 * 1024 and use.requested_bytes == 8 * 1024**3
     assert use.summary() == (
-        "Used 25 % of its 4 cores, 0.0 GB of its 8.0 GB of memory (0 %) and 1 min of its 10 min."
+        "Used 25 % of its 4 cores, 5 MB of its 8.0 GB of memory (0 %) and 1 min of its 10 min."
     )
 
 
