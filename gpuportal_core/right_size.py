@@ -69,12 +69,9 @@ def suggest(use: Mapping[str, Any], profiles: Iterable[ResourceProfile]) -> Sugg
     if not had:
         return None
     gpus, runtime = needed_gpus(use), needed_runtime(use)
-    if gpus >= had and not (limit and runtime <= limit / 2):
-        return None
     fitting = [p for p in profiles if p.gpus >= gpus and runtime <= p.max_runtime]
     if not fitting:
         return None
     profile = min(fitting, key=lambda p: (p.gpus, p.slug))
-    if profile.gpus >= had and not (limit and runtime <= limit / 2):
-        return None
-    return Suggestion(profile, runtime)
+    shorter = bool(limit) and runtime <= limit / 2
+    return Suggestion(profile, runtime) if profile.gpus < had or shorter else None

@@ -96,7 +96,7 @@ def limits_words(account: str, gpus_at_once: int | None, share: FairShare | None
 
 
 def _gpu_minutes(tres: str) -> float | None:
-    return float(gpus_of(tres)) if re.search(r"gres/gpu(?::[^=,]+)?=", tres) else None
+    return float(gpus_of(tres)) if _GPUS.search(tres) else None
 
 
 def parse_fairshare(text: str, user: str) -> list[FairShare]:

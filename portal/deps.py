@@ -149,11 +149,12 @@ def _known(caller: Caller | None) -> Caller:
 
 
 def api_caller(caller: MaybeCaller) -> Caller:
-    if _known(caller).kind == "service":
+    known = _known(caller)
+    if known.kind == "service":
         raise HTTPException(
             status.HTTP_403_FORBIDDEN, "A service's token may read /metrics here, nothing else."
         )
-    return _known(caller)
+    return known
 
 
 def metrics_reader(caller: MaybeCaller) -> Caller:

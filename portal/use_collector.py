@@ -45,19 +45,13 @@ BATCH = 10
 NOT_RECORDED: dict[str, Any] = {"recorded": False}
 
 
-def _readings_path(user: str, job_id: str) -> str | None:
-    try:
-        return str(summary_path(pwd.getpwnam(user).pw_dir, job_id))
-    except KeyError:
-        return None
-
-
 async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, Any]:
     """What the session left of its GPU readings, read as its user."""
-    path = _readings_path(user, job_id)
-    if path is None:
+    try:
+        path = summary_path(pwd.getpwnam(user).pw_dir, job_id)
+    except KeyError:
         return {"measured": False, "note": f"{user} is not a user of this host"}
-    result = await slurm.run_as_user(user, ["tail", "-c", "+1", "--", path])
+    result = await slurm.run_as_user(user, ["tail", "-c", "+1", "--", str(path)])
     if result.returncode != 0:
         return {
             "measured": False,
