@@ -110,7 +110,8 @@ c.ClusterLDAPAuthenticator.server_uri = settings.ldap_uri
 c.ClusterLDAPAuthenticator.tls_ca_file = settings.ldap_ca_file or f"{settings.state}/ldap-ca.pem"
 c.ClusterLDAPAuthenticator.user_search_base = "ou=people,dc=example,dc=org"
 c.ClusterLDAPAuthenticator.group_search_base = "ou=groups,dc=example,dc=org"
-c.ClusterLDAPAuthenticator.allowed_ldap_groups = {"ds", "hpc-admins", "vision"}
+# Also the groups the service account's sudo rule acts for (gpuportal-admin sudoers).
+c.ClusterLDAPAuthenticator.allowed_ldap_groups = set(settings.user_groups)
 c.ClusterLDAPAuthenticator.admin_ldap_groups = {"hpc-admins"}
 # The hub's groups follow LDAP at each login, and are read again every auth_refresh_age
 # seconds: profile visibility and the portal's admin check read them.

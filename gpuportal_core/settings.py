@@ -58,6 +58,15 @@ class HubSettings(ClusterSettings):
         300, description="Seconds before a user's LDAP groups are read again."
     )
     named_sessions: int = Field(2, description="Named sessions a user may run at a time.")
+    user_groups: list[str] = Field(
+        ["ds", "hpc-admins", "vision"],
+        description="LDAP groups whose members may log in; the service account's sudo rule "
+        "acts as their members only. JSON list.",
+    )
+    service_user: str = Field(
+        "gpuportal",
+        description="The unprivileged account the hub, its proxy and services run as.",
+    )
     partition: str = Field("gpu", description="The partition of the configured profiles.")
     shared_dir: str = Field(
         "/srv/gpuportal-shared", description="The shared folder every session links to."

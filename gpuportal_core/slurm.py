@@ -103,9 +103,10 @@ class SlurmClient:
         ]
         return [*prefix, *argv]
 
-    def user_command(self, user: str, *argv: str) -> list[str]:
-        """argv as the user (the run-as prefix), for a process the caller runs itself."""
-        return self._as_user(user, *argv)
+    def user_command(self, user: str, *argv: str, keep: Iterable[str] = ()) -> list[str]:
+        """argv as the user (the run-as prefix), for a process the caller runs itself; keep:
+        the variables of its environment that pass through sudo (SESSION_ENV's names)."""
+        return self._as_user(user, *argv, keep=keep)
 
     async def submit(
         self,

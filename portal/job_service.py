@@ -271,7 +271,8 @@ def submit(
     tag = record_tag(record, settings)
     try:
         anyio.from_thread.run(partial(make_output_dir, slurm, user, job.output.rsplit("/", 1)[0]))
-        env = {"HOME": home, "USER": user, "PATH": "/usr/bin:/bin"}
+        # sudo sets HOME and USER of the user itself; only the rule's names pass (sudo_rules).
+        env = {"PATH": "/usr/bin:/bin"}
         job_id = anyio.from_thread.run(partial(slurm.submit, script, user=user, env=env, tag=tag))
     except SlurmUnavailable as error:
         # sbatch may have submitted before it was stopped: the tag says (exactly once).

@@ -18,6 +18,8 @@ from traitlets import List, Unicode
 
 from gpuportal_core.sbatch import PATH_RE, TOKEN_VARS
 from gpuportal_core.slurm import SlurmError
+from gpuportal_core.slurm_commands import command_env
+from gpuportal_core.sudo_rules import split_env
 from gpuportal_spawner import session_tls
 from gpuportal_spawner.errors import spawn_error
 from gpuportal_spawner.job_files import JobFiles
@@ -38,6 +40,57 @@ def check_folder(folder: str) -> str:
     if ".." in folder.split("/"):
         raise ValueError("the folder must not contain '..'")
     return posixpath.normpath(folder)
+
+
+def _slurm(bin_dir: str, program: str) -> str:
+    return f"{bin_dir.rstrip('/')}/{program}" if bin_dir else program
+
+
+def step_command(
+    lab: Any,
+    *,
+    board_name: str,
+    home: str,
+    log_dir: str,
+    logdir: str,
+    token_file: str,
+    groups: list[str],
+) -> list[str]:
+    """The board's step in the owner's session job: srun as its first word, as the service
+    account's sudo rule has it (gpuportal_core.sudo_rules)."""
+    python = f"{lab.session_venv}/bin/python" if lab.session_venv else "python3"
+    return [
+        _slurm(lab.slurm_bin_dir, "srun"),
+        f"--jobid={lab.job_id}",
+        "--overlap",  # beside JupyterLab, in the session's own allocation
+        "--nodes=1",
+        "--ntasks=1",
+        "--cpus-per-task=1",
+        "--mem=2G",
+        "--gres=none",
+        f"--job-name={board_name}",
+        f"--chdir={home}",
+        f"--output={log_dir}/{board_name}-%j.%s.log",
+        python,
+        "-m",
+        "gpuportal_session.board_server",
+        "--logdir",
+        logdir,
+        "--token-file",
+        token_file,
+        *(f"--group={group}" for group in groups),
+    ]
+
+
+def step_lookup(bin_dir: str, session_job: str) -> list[str]:
+    """squeue for the steps of the session job, as its owner (sites may hide others' jobs)."""
+    return [
+        _slurm(bin_dir, "squeue"),
+        "--steps",
+        f"--jobs={session_job}",
+        "--noheader",
+        "--format=%i %j",
+    ]
 
 
 NO_SESSION = "A shared TensorBoard runs inside one of your sessions: start a session first."
@@ -115,34 +168,25 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
         token_file = await files.write_token(log_dir, self.api_token)
         env = {k: v for k, v in self.get_env().items() if k not in TOKEN_VARS}
         env["GPUPORTAL_BOARD_IP"] = lab.listen_ip  # as JupyterLab: empty is the node's address
-        python = f"{lab.session_venv}/bin/python" if lab.session_venv else "python3"
-        step = [
-            f"{lab.slurm_bin_dir.rstrip('/')}/srun" if lab.slurm_bin_dir else "srun",
-            f"--jobid={lab.job_id}",
-            "--overlap",  # beside JupyterLab, in the session's own allocation
-            "--nodes=1",
-            "--ntasks=1",
-            "--cpus-per-task=1",
-            "--mem=2G",
-            "--gres=none",
-            f"--job-name={self.board_name}",
-            f"--chdir={home}",
-            f"--output={log_dir}/{self.board_name}-%j.%s.log",
-            python,
-            "-m",
-            "gpuportal_session.board_server",
-            "--logdir",
-            self.logdir,
-            "--token-file",
-            token_file,
-            *(f"--group={group}" for group in self.groups),
-        ]
-        argv = lab.slurm.user_command(
-            self.user.name, "env", *(f"{k}={v}" for k, v in env.items()), *step
+        step = step_command(
+            lab,
+            board_name=self.board_name,
+            home=home,
+            log_dir=log_dir,
+            logdir=self.logdir,
+            token_file=token_file,
+            groups=self.groups,
         )
+        # The step's environment passes through sudo by name (its rule keeps only
+        # gpuportal_core.sudo_rules.SESSION_ENV), as the session job's does; no `env` command.
+        env, left_out = split_env(env)
+        if left_out:
+            self.log.warning("Not passed to %s's TensorBoard: %s", self.user.name, left_out)
+        argv = lab.slurm.user_command(self.user.name, *step, keep=env)
         # Its own session: the step outlives a hub restart, and ends with the session job.
         self._process = await asyncio.create_subprocess_exec(
             *argv,
+            env=command_env(env),
             stdin=asyncio.subprocess.DEVNULL,
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.PIPE,
@@ -195,14 +239,7 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
         """The step's id (123.4) from Slurm, found by its name; "" if it is not there."""
         try:
             result = await lab.slurm.run_as_user(
-                self.user.name,
-                [
-                    f"{lab.slurm_bin_dir.rstrip('/')}/squeue" if lab.slurm_bin_dir else "squeue",
-                    "--steps",
-                    f"--jobs={self.session_job}",
-                    "--noheader",
-                    "--format=%i %j",
-                ],
+                self.user.name, step_lookup(lab.slurm_bin_dir, self.session_job)
             )
         except SlurmError:
             return "unknown"  # Slurm trouble is never "gone"

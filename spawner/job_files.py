@@ -58,13 +58,15 @@ class JobFiles:
 
     async def write_private(self, log_dir: str, path: str, text: str) -> None:
         """TEXT in a 0600 file of the user's, in the log folder (made 0700 if missing)."""
-        result = await self._slurm.run_as_user(
-            self._user,
-            ["sh", "-c", 'umask 077 && mkdir -p "$1" && cat > "$2"', "sh", log_dir, path],
-            input_text=text,
-        )
-        if result.returncode != 0:
-            raise OSError(f"Could not prepare {log_dir} for the job: {result.stderr.strip()}")
+        # Two commands of the service account's sudo rule (gpuportal_core.sudo_rules), not a
+        # shell: tee creates the file under the command umask (077, and sudo's), so 0600.
+        for argv, text_in in (
+            (["install", "-d", "-m", "0700", log_dir], None),
+            (["tee", path], text),
+        ):
+            result = await self._slurm.run_as_user(self._user, argv, input_text=text_in)
+            if result.returncode != 0:
+                raise OSError(f"Could not prepare {log_dir} for the job: {result.stderr.strip()}")
 
     async def remove_token(self) -> None:
         """Once the job has ended (the job itself keeps them: a requeued job reads them again),

@@ -24,6 +24,7 @@ from gpuportal_core.sbatch import (
 from gpuportal_core.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.slurm_time import format_runtime
 from gpuportal_core.states import Phase
+from gpuportal_core.sudo_rules import split_env
 from gpuportal_spawner import (
     port_handler,  # noqa: F401  (replaces the stock port callback)
     session_tls,  # internal TLS for the job
@@ -207,7 +208,14 @@ class GpuSlurmSpawner(SessionJob):
     async def _submit(self, request: SpawnRequest, home: str, log_dir: str) -> str:
         await self._hand_over_token(log_dir)
         self.ip = self.listen_ip  # JUPYTERHUB_SERVICE_URL in get_env() is built from it
-        env = {k: v for k, v in self.get_env().items() if k not in TOKEN_VARS}
+        # Only the names the service account's sudo rule passes on (gpuportal_core.sudo_rules).
+        env, left_out = split_env({k: v for k, v in self.get_env().items() if k not in TOKEN_VARS})
+        if left_out:
+            self.log.warning(
+                "Not passed to %s's job (not in the sudo rule's env_keep): %s",
+                self.user.name,
+                left_out,
+            )
         job = SingleUserJob.from_request(
             request,
             user=self.user.name,

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import os
+import pwd
 import subprocess
 import sys
+import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import requests
@@ -31,6 +34,28 @@ def wait_for(
             return value
         time.sleep(step)
     raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
+
+
+# The account the hub runs as (install.sh makes it, with its sudo rule): never root.
+SERVICE_USER = os.environ.get("PORTAL_SERVICE_USER", "gpuportal")
+
+
+def own_state(state: Path) -> None:
+    """The hub's folder belongs to the service account, 0700, and the account can reach it
+    (a folder under pytest's own 0700 temporary root cannot be)."""
+    account = pwd.getpwnam(SERVICE_USER)
+    for path in (state, *state.rglob("*")):
+        os.lchown(path, account.pw_uid, account.pw_gid)
+    state.chmod(0o700)
+    reach = subprocess.run(
+        ["runuser", "-u", SERVICE_USER, "--", "test", "-w", str(state)], capture_output=True
+    )
+    assert reach.returncode == 0, f"{SERVICE_USER} cannot use {state}: put it under /tmp"
+
+
+def state_dir(prefix: str = "hub") -> Path:
+    """A new folder for a hub's state that the service account can reach."""
+    return Path(tempfile.mkdtemp(prefix=f"gpuportal-test-{prefix}-"))
 
 
 class Hub:
@@ -93,7 +118,11 @@ class Hub:
             PATH=f"{VENV_BIN}:{env.get('PATH', '')}",
         )
         env.update(self.extra_env)
-        log = self.log_path.open("ab")
+        # As the demo runs it: as the service account (deploy/local/hub.sh), its folder its own.
+        account = pwd.getpwnam(SERVICE_USER)
+        env["HOME"] = account.pw_dir
+        log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
+        own_state(self.state)
         self.proc = subprocess.Popen(
             [str(VENV_BIN / "gpuportal-hub"), "-f", str(self.config)],
             cwd=self.state,
@@ -101,6 +130,10 @@ class Hub:
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            user=account.pw_uid,
+            group=account.pw_gid,
+            extra_groups=[],
+            umask=0o077,
         )
 
         def up() -> bool:
@@ -204,3 +237,27 @@ class Hub:
         response = self.api(session, "DELETE", f"/users/{user}/server")
         assert response.status_code in (202, 204), response.text
         wait_for(lambda: self.server(session, user) is None, 60, f"{user}'s server to stop")
+
+
+@contextmanager
+def sudo_rule_for(bin_dir: Path, name: str) -> Iterator[None]:
+    """The service account's sudo rule for the Slurm commands of bin_dir too (a test's or a
+    bench's stand-ins in front of Slurm), in a sudoers file of its own, removed afterwards."""
+    from gpuportal_core.settings import HubSettings
+    from gpuportal_core.sudo_rules import render
+    from gpuportal_spawner.admin_command import SLURM_PROGRAMS, install_sudoers, program_paths
+
+    settings = HubSettings(slurm_bin_dir=str(bin_dir))
+    programs = program_paths(settings)
+    text = render(
+        service_user=SERVICE_USER,
+        user_groups=settings.user_groups,
+        programs={k: v for k, v in programs.items() if k in SLURM_PROGRAMS or v},
+        alias=f"GPUPORTAL_{name.upper().replace('-', '_')}_USERS",
+    )
+    target = f"/etc/sudoers.d/gpuportal-{name}"
+    install_sudoers(text, target)
+    try:
+        yield
+    finally:
+        os.unlink(target)

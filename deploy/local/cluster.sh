@@ -231,6 +231,21 @@ add_associations() {  # the cluster, an account per group with its GPU limit, ea
     while IFS=$'\t' read -r login uid password group name; do
         add_slurm_user "$login" "$group"
     done < <(users)
+    add_service_operator
+}
+
+# The portal's service account (install.sh makes it) is a Slurm operator: operators may raise a
+# job's time limit, which is how the hub extends a session (scontrol update), without root. It
+# is in an account of its own in which it may submit no job at all.
+add_service_operator() {
+    local service=${PORTAL_SERVICE_USER:-gpuportal}
+    id "$service" >/dev/null 2>&1 || return 0
+    sacctmgr -n list account portal-service format=account | grep -qw portal-service ||
+        sacctmgr -i add account portal-service Description="the GPU portal's service account" \
+            Organization=demo MaxSubmitJobs=0 >/dev/null
+    sacctmgr -n list user "$service" format=user | grep -qw "$service" ||
+        sacctmgr -i add user "$service" Account=portal-service DefaultAccount=portal-service \
+            AdminLevel=Operator >/dev/null
 }
 
 # After slurmctld has registered: only then does slurmdbd know the gres/gpu TRES.

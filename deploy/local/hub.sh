@@ -9,14 +9,23 @@ export PORTAL_HUB_PORT=${PORTAL_HUB_PORT:-8000}
 PIDFILE=$PORTAL_HUB_STATE/hub-process.pid
 LOG=$PORTAL_HUB_STATE/hub.log
 URL="http://127.0.0.1:$PORTAL_HUB_PORT"
+SERVICE_USER=${PORTAL_SERVICE_USER:-gpuportal}
 
 alive() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
 start() {
-    install -d -m 0700 "$PORTAL_HUB_STATE"
     if alive; then echo "[hub] already running at $URL"; return; fi
+    # The hub, its proxy and its services run as the service account (install.sh makes it, and
+    # its sudo rule), never as root; its folder (database, keys, tokens, audit) is its alone.
+    id "$SERVICE_USER" >/dev/null 2>&1 || { echo "[hub] no account $SERVICE_USER: run deploy/local/install.sh" >&2; exit 1; }
+    install -d -m 0700 -o "$SERVICE_USER" -g "$SERVICE_USER" "$PORTAL_HUB_STATE"
+    # A state left by an older demo that ran the hub as root.
+    chown -R "$SERVICE_USER:$SERVICE_USER" "$PORTAL_HUB_STATE"
     cd "$PORTAL_HUB_STATE"
-    PATH="$VENV/bin:$PATH" setsid "$VENV/bin/gpuportal-hub" -f "$REPO/deploy/jupyterhub_config.py" \
+    umask 077
+    HOME=$(getent passwd "$SERVICE_USER" | cut -d: -f6) PATH="$VENV/bin:$PATH" \
+        setsid setpriv --reuid="$SERVICE_USER" --regid="$SERVICE_USER" --init-groups \
+        "$VENV/bin/gpuportal-hub" -f "$REPO/deploy/jupyterhub_config.py" \
         >>"$LOG" 2>&1 </dev/null &
     echo $! >"$PIDFILE"
     for _ in $(seq 150); do

@@ -69,6 +69,16 @@ if [ ! -x "$CHP_PREFIX/node_modules/.bin/configurable-http-proxy" ]; then
     say "configurable-http-proxy (npm) at $CHP_PREFIX"
     npm install --silent --no-fund --no-audit --prefix "$CHP_PREFIX" configurable-http-proxy@4
 fi
+# The account the hub, its proxy, the portal and the hub's services run as (docs: the security
+# model): a system account without a shell or a password. Its only privilege is the sudo rule
+# that gpuportal-admin writes: the listed commands, as members of the cluster's groups only.
+SERVICE_USER=${PORTAL_SERVICE_USER:-gpuportal}
+if ! id "$SERVICE_USER" >/dev/null 2>&1; then
+    say "service account $SERVICE_USER"
+    useradd --system --user-group --home-dir "/var/lib/$SERVICE_USER" --create-home \
+        --shell /usr/sbin/nologin "$SERVICE_USER"
+fi
+"$VENV/bin/gpuportal-admin" sudoers --install | sed 's/^/[install] sudo rule: /'
 bash "$HERE/labextension.sh" "$VENV"
 bash "$HERE/code_server.sh" "$VENV"
 bash "$HERE/environments.sh" "$VENV"

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 
 from tests.cluster import LDAP_URI
-from tests.hubproc import TEST_USERS, Hub, wait_for
+from tests.hubproc import TEST_USERS, Hub, state_dir, wait_for
 from tests.integration import second_lane
 from tests.postgres import fresh_database
 
@@ -97,8 +97,7 @@ def _lane_hub(
     cancel_user_jobs(*users)
     for user in users:
         forget_lab_layout(user)
-    state = tmp_path_factory.mktemp("hub")
-    state.chmod(0o700)
+    state = state_dir()  # not under pytest's root-only temporary folder: the hub is not root
     instance = Hub(state, port, env=env)
     instance.start()
     yield instance

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import requests
 
-from tests.hubproc import Hub, wait_for
+from tests.hubproc import Hub, sudo_rule_for, wait_for
 
 
 def blocker_script(minutes: int = 10) -> str:
@@ -112,10 +112,11 @@ def late_sbatch(deaf: bool = False) -> Iterator[Path]:
     trap = "trap '' TERM\n" if deaf else ""
     (bin_dir / "sbatch").write_text(f'#!/bin/sh\n{trap}/usr/bin/sbatch "$@"\nexec sleep 60\n')
     (bin_dir / "sbatch").chmod(0o755)
-    for command in ("squeue", "scancel", "scontrol", "sinfo"):
+    for command in ("squeue", "scancel", "scontrol", "sinfo", "srun"):
         (bin_dir / command).symlink_to(f"/usr/bin/{command}")
     try:
-        yield bin_dir
+        with sudo_rule_for(bin_dir, "late-sbatch"):  # the hub runs this sbatch as users too
+            yield bin_dir
     finally:
         shutil.rmtree(bin_dir)
 
@@ -127,7 +128,6 @@ def late_sbatch_hub(
     """A hub of its own on port 8400 (its settings `env`) whose Slurm commands go through
     late_sbatch(deaf); frank's jobs are gone after it."""
     with late_sbatch(deaf) as bin_dir:
-        state.mkdir(mode=0o700)
         env = {
             **env,
             "PORTAL_SLURM_BIN_DIR": str(bin_dir),

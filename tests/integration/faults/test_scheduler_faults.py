@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hubproc import REPO, Hub, wait_for
+from tests.hubproc import REPO, Hub, state_dir, wait_for
 from tests.integration.conftest import user_jobs
 from tests.integration.faults.helpers import (
     failed_spawn_message,
@@ -80,10 +80,10 @@ def test_a_node_set_down_requeues_the_session_which_is_kept(hub: Hub, clean: Non
 
 
 @pytest.fixture
-def late_hub(tmp_path: Path) -> Iterator[Hub]:
+def late_hub() -> Iterator[Hub]:
     """A hub of its own whose sbatch submits, then answers only after the spawner gave up."""
     with late_sbatch_hub(
-        tmp_path / "hub", {**HUB_ENV, "PORTAL_HUB_ID": "test-late"}, slurm_timeout=3
+        state_dir(), {**HUB_ENV, "PORTAL_HUB_ID": "test-late"}, slurm_timeout=3
     ) as instance:
         yield instance
 

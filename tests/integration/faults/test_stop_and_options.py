@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-from tests.hubproc import Hub, wait_for
+from tests.hubproc import Hub, state_dir, wait_for
 from tests.integration.conftest import cancel_user_jobs, user_jobs
 from tests.integration.faults.helpers import home_page, late_sbatch_hub, spawn, state_of
 from tests.integration.second_lane import HUB_ENV, NODES, fill_lane_gpus
@@ -82,11 +81,11 @@ def test_options_that_fail_the_checks_are_never_stored(hub: Hub, clean: None):
 
 
 @pytest.fixture
-def slow_to_cancel_hub(tmp_path: Path) -> Iterator[Hub]:
+def slow_to_cancel_hub() -> Iterator[Hub]:
     """A hub of its own whose spawns hang in an sbatch that submits, then ignores SIGTERM: a
     cancelled spawn takes over a second to end (the spawner's TERM grace, then KILL)."""
     with late_sbatch_hub(
-        tmp_path / "hub", {**HUB_ENV, "PORTAL_HUB_ID": "test-deaf"}, slurm_timeout=45, deaf=True
+        state_dir(), {**HUB_ENV, "PORTAL_HUB_ID": "test-deaf"}, slurm_timeout=45, deaf=True
     ) as instance:
         yield instance
 

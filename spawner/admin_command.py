@@ -1,0 +1,94 @@
+"""`gpuportal-admin`: what a site's admin runs on the hub host (the `gpuportal` command is for
+users).
+
+    gpuportal-admin sudoers              print the service account's sudo rule
+    gpuportal-admin sudoers --install    check it with visudo and write /etc/sudoers.d/gpuportal
+
+It reads the hub's own settings (the PORTAL_* variables, gpuportal_core.settings), so the rule
+names the account and the groups the hub runs with.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+
+from gpuportal_core.settings import HubSettings
+from gpuportal_core.sudo_rules import USER_COMMANDS, RuleError, render
+
+SUDOERS_FILE = "/etc/sudoers.d/gpuportal"
+# Where sudo looks a command name up (Debian's secure_path): the rule must name the same file.
+SUDO_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SLURM_PROGRAMS = {"sbatch", "scancel", "srun", "squeue"}
+
+
+def program_paths(settings: HubSettings) -> dict[str, str]:
+    """Each program of the rule, as sudo will find it ("" where it is not installed)."""
+    paths: dict[str, str] = {}
+    for command in USER_COMMANDS:
+        name = command.program
+        if name in SLURM_PROGRAMS and settings.slurm_bin_dir:
+            paths[name] = os.path.join(settings.slurm_bin_dir, name)
+        else:
+            paths[name] = shutil.which(name, path=SUDO_PATH) or ""
+    return paths
+
+
+def sudoers_text(settings: HubSettings) -> str:
+    return render(
+        service_user=settings.service_user,
+        user_groups=settings.user_groups,
+        programs=program_paths(settings),
+    )
+
+
+def install_sudoers(text: str, target: str = SUDOERS_FILE) -> None:
+    """Checked by visudo first: a broken file in sudoers.d would break every sudo on the host."""
+    folder = os.path.dirname(target)
+    with tempfile.NamedTemporaryFile("w", dir=folder, prefix=".gpuportal-", delete=False) as tmp:
+        tmp.write(text)
+    try:
+        os.chmod(tmp.name, 0o440)
+        check = subprocess.run(
+            ["visudo", "-cf", tmp.name], capture_output=True, text=True, timeout=30
+        )
+        if check.returncode != 0:
+            raise RuleError(f"visudo refused the rule: {check.stdout.strip()} {check.stderr}")
+        os.replace(tmp.name, target)
+    finally:
+        if os.path.exists(tmp.name):
+            os.unlink(tmp.name)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="gpuportal-admin", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    sudoers = commands.add_parser("sudoers", help="the service account's sudo rule")
+    sudoers.add_argument(
+        "--install", action="store_true", help=f"check it and write {SUDOERS_FILE} (as root)"
+    )
+    args = parser.parse_args(argv)
+    settings = HubSettings()
+    try:
+        text = sudoers_text(settings)
+        if args.install:
+            install_sudoers(text)
+            print(
+                f"{SUDOERS_FILE}: {settings.service_user} as members of "
+                f"{', '.join(sorted(settings.user_groups))}"
+            )
+        else:
+            sys.stdout.write(text)
+    except (RuleError, OSError) as error:
+        print(f"gpuportal-admin: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
