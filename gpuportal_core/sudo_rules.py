@@ -70,7 +70,6 @@ USER_COMMANDS: tuple[UserCommand, ...] = (
 # (LD_*, PYTHONPATH), and never the token, which goes in a 0600 file.
 SESSION_ENV: frozenset[str] = frozenset(
     {
-        "PATH",
         "LANG",
         "LC_ALL",
         "CPU_GUARANTEE",
@@ -120,10 +119,16 @@ class RuleError(ValueError):
     """A value that cannot go into a sudoers file as given; the message says which."""
 
 
+# What sudo sets itself for the target user (env_reset; PATH from its secure_path, and it
+# refuses to keep the caller's): never passed, never missed.
+SET_BY_SUDO = frozenset({"HOME", "LOGNAME", "MAIL", "PATH", "SHELL", "USER"})
+
+
 def split_env(env: Mapping[str, str]) -> tuple[dict[str, str], list[str]]:
-    """What of env may pass into a job (SESSION_ENV), and the names left out."""
+    """What of env may pass into a job (SESSION_ENV), and the names left out (but for those
+    sudo sets to the user's own)."""
     kept = {name: value for name, value in env.items() if name in SESSION_ENV}
-    return kept, sorted(set(env) - SESSION_ENV)
+    return kept, sorted(set(env) - SESSION_ENV - SET_BY_SUDO)
 
 
 def render(

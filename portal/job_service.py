@@ -271,9 +271,9 @@ def submit(
     tag = record_tag(record, settings)
     try:
         anyio.from_thread.run(partial(make_output_dir, slurm, user, job.output.rsplit("/", 1)[0]))
-        # sudo sets HOME and USER of the user itself; only the rule's names pass (sudo_rules).
-        env = {"PATH": "/usr/bin:/bin"}
-        job_id = anyio.from_thread.run(partial(slurm.submit, script, user=user, env=env, tag=tag))
+        # Nothing of the portal's environment: sudo gives sbatch the user's HOME, USER and its
+        # secure PATH itself (gpuportal_core.sudo_rules).
+        job_id = anyio.from_thread.run(partial(slurm.submit, script, user=user, env={}, tag=tag))
     except SlurmUnavailable as error:
         # sbatch may have submitted before it was stopped: the tag says (exactly once).
         try:

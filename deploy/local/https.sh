@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The demo's HTTPS, as a site has its own: a CA of the demo's and the hub's certificate signed
+# by it, for the names a browser or a node uses (localhost, 127.0.0.1, hub and its address).
+# A site puts its own certificate in PORTAL_PUBLIC_TLS_CERT / _KEY instead (docs/security.md).
+#
+#   https.sh make    the CA (STATE/demo-ca/ca.pem, public; its key root's alone) and the hub's
+#                    key and certificate (STATE/hub-tls, the service account's alone); made
+#                    again when the certificate has under 30 days left. Safe to run again.
+#   https.sh trust   add the CA to root's certificate store for Chromium (NSS), which the
+#                    browser tests use, as a site's users' browsers trust the site's CA
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+STATE=${PORTAL_STATE:-/var/lib/portal-local}
+SERVICE_USER=${PORTAL_SERVICE_USER:-gpuportal}
+CA_DIR=$STATE/demo-ca
+TLS_DIR=$STATE/hub-tls
+DAYS=397  # what browsers accept of a certificate, and a renewal a year
+
+say() { printf '[https] %s\n' "$*"; }
+
+make_ca() {
+    [ -s "$CA_DIR/ca.pem" ] && [ -s "$CA_DIR/ca.key" ] && return
+    install -d -m 0755 "$CA_DIR"
+    (umask 077; openssl req -x509 -newkey rsa:3072 -nodes -days 3650 \
+        -subj "/CN=GPU portal demo CA" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+        -keyout "$CA_DIR/ca.key" -out "$CA_DIR/ca.pem" 2>/dev/null)
+    chmod 0644 "$CA_DIR/ca.pem"
+    say "demo CA: $CA_DIR/ca.pem"
+}
+
+make_cert() {
+    local cert=$TLS_DIR/hub.crt names
+    if [ -s "$cert" ] && openssl x509 -checkend $((30 * 86400)) -noout -in "$cert" >/dev/null &&
+        openssl verify -CAfile "$CA_DIR/ca.pem" "$cert" >/dev/null 2>&1; then
+        return
+    fi
+    install -d -m 0700 -o "$SERVICE_USER" -g "$SERVICE_USER" "$TLS_DIR"
+    names="DNS:localhost,IP:127.0.0.1,DNS:hub,IP:$(bash "$HERE/hosts.sh" addr hub),DNS:$(hostname)"
+    (umask 077
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=hub" -keyout "$TLS_DIR/hub.key" \
+        -out "$TLS_DIR/hub.csr" 2>/dev/null
+    openssl x509 -req -in "$TLS_DIR/hub.csr" -CA "$CA_DIR/ca.pem" -CAkey "$CA_DIR/ca.key" \
+        -CAcreateserial -days "$DAYS" -out "$cert" \
+        -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$names") 2>/dev/null)
+    rm -f "$TLS_DIR/hub.csr"
+    chown "$SERVICE_USER:$SERVICE_USER" "$TLS_DIR/hub.key" "$cert"
+    chmod 0600 "$TLS_DIR/hub.key"
+    chmod 0644 "$cert"
+    say "hub certificate for $names, $DAYS days: $cert"
+}
+
+# What the tests' and benches' own clients trust (requests, httpx, websockets): the system's
+# CAs and the demo's, in one public file.
+make_bundle() {
+    cat /etc/ssl/certs/ca-certificates.crt "$CA_DIR/ca.pem" >"$CA_DIR/bundle.pem.tmp"
+    chmod 0644 "$CA_DIR/bundle.pem.tmp"
+    mv "$CA_DIR/bundle.pem.tmp" "$CA_DIR/bundle.pem"
+}
+
+trust() {
+    local db=sql:$HOME/.pki/nssdb
+    command -v certutil >/dev/null || { say "certutil missing (libnss3-tools)"; exit 1; }
+    install -d -m 0700 "$HOME/.pki/nssdb"
+    [ -f "$HOME/.pki/nssdb/cert9.db" ] || certutil -d "$db" -N --empty-password
+    certutil -d "$db" -D -n "GPU portal demo CA" >/dev/null 2>&1 || true
+    certutil -d "$db" -A -t "C,," -n "GPU portal demo CA" -i "$CA_DIR/ca.pem"
+    say "Chromium of $(id -un) trusts $CA_DIR/ca.pem"
+}
+
+case "${1:-}" in
+    make) make_ca; make_cert; make_bundle ;;
+    trust) trust ;;
+    *) echo "usage: $0 make|trust" >&2; exit 2 ;;
+esac
