@@ -11,17 +11,22 @@ IMPORT_NAMES = build/import-names
 demo:
 	@bash deploy/local/install.sh
 	@bash deploy/local/cluster.sh start
+	@bash deploy/local/https.sh make
 	@bash deploy/local/hub.sh start
-	@bash deploy/local/prometheus.sh start http://127.0.0.1:$${PORTAL_HUB_PORT:-8000} \
+	@bash deploy/local/prometheus.sh start https://127.0.0.1:$${PORTAL_HUB_PORT:-8000} \
 		$${PORTAL_HUB_STATE:-/var/lib/portal-local/hub}/prometheus-api-token
 	@echo
-	@echo "GPU portal is up: http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}"
+	@echo "Preflight (gpuportal-admin preflight, as an admin runs it on the hub host):"
+	@bash deploy/local/hub.sh preflight
+	@echo
+	@echo "GPU portal is up: https://127.0.0.1:$${PORTAL_HUB_PORT:-8000}  (http://127.0.0.1:$$(( $${PORTAL_HUB_PORT:-8000} + 80 )) redirects there)"
+	@echo "  its certificate is the demo CA's: trust $${PORTAL_STATE:-/var/lib/portal-local}/demo-ca/ca.pem in your browser"
 	@echo "  alice / alice-demo   data scientist (group ds)"
 	@echo "  bob   / bob-demo     data scientist (group ds)"
 	@echo "  carol / carol-demo   cluster admin (group hpc-admins), hub admin"
 	@echo "  dave  / dave-demo    data scientist of another team (group vision)"
-	@echo "Profiles admin page (carol): http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/admin"
-	@echo "REST API docs: http://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/docs"
+	@echo "Profiles admin page (carol): https://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/admin"
+	@echo "REST API docs: https://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/docs"
 	@echo "Prometheus (the hub, the portal, the nodes): http://127.0.0.1:9490"
 	@echo "Stop everything with: make stop"
 
@@ -39,6 +44,8 @@ status:
 test:
 	@bash deploy/local/install.sh --test
 	@bash deploy/local/cluster.sh start
+	@bash deploy/local/https.sh make
+	@bash deploy/local/https.sh trust
 	@bash deploy/local/postgres.sh start
 	@$(VENV)/bin/ruff check $(CODE)
 	@$(VENV)/bin/ruff format --check $(CODE)

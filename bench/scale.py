@@ -43,7 +43,7 @@ from bench.cluster_load import (
 )
 from bench.scale_phases import logins, promotion, rest, spawn_burst, stop_all
 from bench.scale_state import ADMIN, Run
-from tests.hubproc import HUB_CONFIG, REPO, Hub
+from tests.hubproc import HUB_CONFIG, REPO, Hub, sudo_rule_for
 from tests.integration.faults.helpers import fill_gpus
 from tests.postgres import fresh_database
 
@@ -74,6 +74,8 @@ def bench_hub(db: str, stock: bool = False, commands: CommandLog | None = None) 
             env["PORTAL_INTERNAL_TLS"] = "0"
         if commands is not None:
             env["PORTAL_SLURM_BIN_DIR"] = str(commands.folder)
+            # Its wrappers run as users too: the service account's sudo rule must name them.
+            stack.enter_context(sudo_rule_for(commands.folder, "bench-commands"))
         if db == "postgresql":
             env["PORTAL_HUB_DATABASE_URL"] = stack.enter_context(fresh_database("jupyterhub_bench"))
         state = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="bench-hub-")))

@@ -28,7 +28,7 @@ from bench.cluster_load import (
     percentile,
     ready_count,
 )
-from tests.hubproc import Hub, wait_for
+from tests.hubproc import Hub, sudo_rule_for, wait_for
 
 PORT = 8600
 LOADERS, LOADS_EACH, WINDOW_S = 10, 10, 10.0
@@ -76,7 +76,12 @@ def load_pages(hub: Hub, users: list[str]) -> list[float]:
 
 def main() -> None:
     commands = CommandLog()
-    with bench_users(LOADERS + RUNNING + QUEUED) as users, tempfile.TemporaryDirectory() as state:
+    with (
+        bench_users(LOADERS + RUNNING + QUEUED) as users,
+        tempfile.TemporaryDirectory() as state,
+        # The wrappers run as users too: the service account's sudo rule must name them.
+        sudo_rule_for(commands.folder, "bench-commands"),
+    ):
         Path(state).chmod(0o700)
         hub = Hub(Path(state), PORT, env={"PORTAL_SLURM_BIN_DIR": str(commands.folder)})
         hub.start()

@@ -45,7 +45,16 @@ port = settings.hub_port
 session_venv = settings.session_venv
 
 # -- the hub and its proxy --------------------------------------------------------------
-c.JupyterHub.bind_url = f"http://{settings.hub_bind}:{port}"
+# HTTPS in front (docs/security.md): the proxy serves the site's certificate, plain HTTP on
+# PORTAL_HTTP_REDIRECT_PORT answers with a redirect, and browsers are told to keep to HTTPS
+# (HSTS). JupyterHub marks its cookies Secure on an HTTPS request by itself. Without a
+# certificate the hub serves HTTP, for a front end (nginx) that ends TLS and sends
+# X-Forwarded-Proto: https.
+public_tls = bool(settings.public_tls_cert)
+if public_tls:
+    c.JupyterHub.ssl_cert = settings.public_tls_cert
+    c.JupyterHub.ssl_key = settings.public_tls_key
+c.JupyterHub.bind_url = f"{'https' if public_tls else 'http'}://{settings.hub_bind}:{port}"
 # The hub's API, which jobs on the compute nodes call (the port callback, activity, GPU
 # readings): on the login host's address on the cluster network. `hub` is the login host's name
 # in the local cluster (deploy/local/hosts.sh) and in docker-compose.yml.
@@ -70,7 +79,14 @@ hub_names = {settings.hub_api_host, c.JupyterHub.hub_ip} - {"", "0.0.0.0"}
 c.JupyterHub.trusted_alt_names = [
     f"IP:{name}" if name.replace(".", "").isdigit() else f"DNS:{name}" for name in sorted(hub_names)
 ]
-c.ConfigurableHTTPProxy.command = [settings.proxy_command]
+c.ConfigurableHTTPProxy.command = [
+    settings.proxy_command,
+    *(
+        ["--redirect-port", str(settings.http_redirect_port), "--redirect-to", str(port)]
+        if settings.http_redirect_port
+        else []
+    ),
+]
 c.ConfigurableHTTPProxy.pid_file = str(state / "proxy.pid")
 # JupyterHub's own database: PostgreSQL for production (many users: concurrent writers, no
 # file lock), SQLite for the demo.
@@ -79,8 +95,11 @@ c.JupyterHub.cookie_secret_file = str(state / "jupyterhub_cookie_secret")
 # SameSite=Lax on the hub's cookies; the hub hands the same options to every server
 # (JUPYTERHUB_COOKIE_OPTIONS), so the jupyterhub-user-* cookies get it too: another site's
 # page cannot post to a session with them.
+# Secure too where users reach the hub over HTTPS (JupyterHub itself marks only some of its
+# cookies so, by the request: not the _xsrf one).
+secure_cookies = public_tls or settings.tls_in_front
 c.JupyterHub.tornado_settings = {
-    "cookie_options": {"samesite": "Lax"},
+    "cookie_options": {"samesite": "Lax", **({"secure": True} if secure_cookies else {})},
     # Static assets gzipped, pages and API answers not (gpuportal_session.compression says why).
     "transforms": gpuportal_session.compression.TORNADO_TRANSFORMS,
     # The spawn request waits this long before the user is sent to the waiting page (stock:
@@ -89,6 +108,9 @@ c.JupyterHub.tornado_settings = {
     "slow_spawn_timeout": 1,
     # JupyterHub's request log, which also writes who asked for each stop to the audit stream.
     "log_function": gpuportal_spawner.audit.log_request_and_stops,
+    # A year of HTTPS only, once a browser has seen the site over it (none without TLS here:
+    # the front end that ends TLS sends it then).
+    "headers": {"Strict-Transport-Security": "max-age=31536000"} if public_tls else {},
 }
 c.JupyterHub.pid_file = str(state / "jupyterhub.pid")
 # The audit streams (JSON lines, rotated), the hub's and the portal's: /services/portal/admin/audit.
@@ -108,8 +130,8 @@ c.JupyterHub.authenticator_class = "cluster-ldap"
 # own, deploy/local/cluster.sh). A plain ldap:// URI stops the hub unless allowed explicitly.
 c.ClusterLDAPAuthenticator.server_uri = settings.ldap_uri
 c.ClusterLDAPAuthenticator.tls_ca_file = settings.ldap_ca_file or f"{settings.state}/ldap-ca.pem"
-c.ClusterLDAPAuthenticator.user_search_base = "ou=people,dc=example,dc=org"
-c.ClusterLDAPAuthenticator.group_search_base = "ou=groups,dc=example,dc=org"
+c.ClusterLDAPAuthenticator.user_search_base = settings.ldap_user_base
+c.ClusterLDAPAuthenticator.group_search_base = settings.ldap_group_base
 # Also the groups the service account's sudo rule acts for (gpuportal-admin sudoers).
 c.ClusterLDAPAuthenticator.allowed_ldap_groups = set(settings.user_groups)
 c.ClusterLDAPAuthenticator.admin_ldap_groups = {"hpc-admins"}

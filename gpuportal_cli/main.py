@@ -55,7 +55,7 @@ def say_notices(client: Client) -> None:
 @click.option(
     "--url",
     envvar="GPUPORTAL_URL",
-    default="http://127.0.0.1:8000",
+    default="https://127.0.0.1:8000",
     show_default=True,
     help="The hub's address ($GPUPORTAL_URL).",
 )

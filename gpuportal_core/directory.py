@@ -164,3 +164,26 @@ def lookup_user(settings: DirectorySettings, login: str) -> DirectoryUser | None
     except LDAPException as error:
         raise DirectoryUnavailable(f"{settings.uri}: {error}") from error
     return DirectoryUser(login=login, dn=dn, groups=groups)
+
+
+def groups_present(settings: DirectorySettings, names: list[str]) -> set[str]:
+    """Which of the named groups the directory has under group_base (the preflight's check that
+    the hub's LDAP settings and groups are right); DirectoryUnavailable when it cannot say."""
+    try:
+        connection = _connection(settings, settings.bind_dn, settings.bind_password)
+        if not _bind(settings, connection):
+            raise DirectoryUnavailable(f"bind failed: {connection.result.get('description')}")
+        try:
+            found = set()
+            for name in names:
+                query = f"(&(objectClass=posixGroup)(cn={escape_filter_chars(name)}))"
+                if not connection.search(settings.group_base, query, attributes=["cn"]):
+                    if connection.result.get("result") == 32:  # noSuchObject: a wrong base
+                        raise DirectoryUnavailable(f"no entry {settings.group_base}")
+                    continue
+                found.add(name)
+        finally:
+            connection.unbind()
+    except LDAPException as error:
+        raise DirectoryUnavailable(f"{settings.uri}: {error}") from error
+    return found

@@ -48,6 +48,12 @@ class HubSettings(ClusterSettings):
         description="The configurable-http-proxy command.",
     )
     ldap_uri: str = Field("ldaps://ldap:6360/", description="The directory, ldaps:// checked.")
+    ldap_user_base: str = Field(
+        "ou=people,dc=example,dc=org", description="Where the directory keeps its users."
+    )
+    ldap_group_base: str = Field(
+        "ou=groups,dc=example,dc=org", description="Where the directory keeps its groups."
+    )
     ldap_ca_file: str = Field(
         "", description="The CA of the directory's certificate; empty: ldap-ca.pem in state."
     )
@@ -62,6 +68,20 @@ class HubSettings(ClusterSettings):
         ["ds", "hpc-admins", "vision"],
         description="LDAP groups whose members may log in; the service account's sudo rule "
         "acts as their members only. JSON list.",
+    )
+    public_tls_cert: str = Field(
+        "",
+        description="The browser side's certificate (PEM, chain included); empty: plain HTTP, "
+        "for TLS ended in front of the hub (nginx).",
+    )
+    public_tls_key: str = Field("", description="Its key, the service account's alone (0600).")
+    tls_in_front: bool = Field(
+        False,
+        description="TLS is ended in front of the hub (nginx): its cookies are Secure all the "
+        "same.",
+    )
+    http_redirect_port: int = Field(
+        0, description="A plain-HTTP port that redirects to the HTTPS one; 0: none."
     )
     service_user: str = Field(
         "gpuportal",

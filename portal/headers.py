@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 
 from gpuportal_portal import pages
 from gpuportal_portal.deps import PageCaller
+from gpuportal_portal.routers.oauth import is_https
 
 # Inline scripts and styles stay allowed: the pages carry small ones of their own.
 CONTENT_POLICY = "; ".join(
@@ -38,6 +39,10 @@ SECURITY_HEADERS = {
 }
 
 
+# Browsers keep to HTTPS for a year once they have seen the site over it.
+HSTS = "max-age=31536000"
+
+
 def add_security_headers(app: FastAPI) -> None:
     @app.middleware("http")
     async def _headers(
@@ -46,6 +51,8 @@ def add_security_headers(app: FastAPI) -> None:
         response = await call_next(request)
         for name, value in SECURITY_HEADERS.items():
             response.headers.setdefault(name, value)
+        if is_https(request):  # as the hub's pages, on the same origin
+            response.headers.setdefault("Strict-Transport-Security", HSTS)
         return response
 
 

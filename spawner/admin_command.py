@@ -3,6 +3,7 @@ users).
 
     gpuportal-admin sudoers              print the service account's sudo rule
     gpuportal-admin sudoers --install    check it with visudo and write /etc/sudoers.d/gpuportal
+    gpuportal-admin preflight            check the hub host, the cluster and its nodes (as root)
 
 It reads the hub's own settings (the PORTAL_* variables, gpuportal_core.settings), so the rule
 names the account and the groups the hub runs with.
@@ -72,8 +73,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sudoers.add_argument(
         "--install", action="store_true", help=f"check it and write {SUDOERS_FILE} (as root)"
     )
+    commands.add_parser(
+        "preflight", help="check the hub host, the cluster and the nodes; a line each"
+    )
     args = parser.parse_args(argv)
     settings = HubSettings()
+    if args.command == "preflight":
+        return run_preflight(settings)
     try:
         text = sudoers_text(settings)
         if args.install:
@@ -88,6 +94,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"gpuportal-admin: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def run_preflight(settings: HubSettings) -> int:
+    from gpuportal_core.preflight import summary
+    from gpuportal_spawner.preflight import preflight
+
+    checks = preflight(settings)
+    for check in checks:
+        print(check.line(), flush=True)
+    line, ok = summary(checks)
+    print(line)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

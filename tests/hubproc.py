@@ -36,6 +36,17 @@ def wait_for(
     raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
+# The demo's HTTPS (deploy/local/https.sh): the hub's certificate, and the CA that signed it.
+# This process's clients (requests, websockets, ssl) trust it through a bundle of the system's
+# CAs and it, as a site's users trust the site's CA; Chromium has it in its own store.
+LOCAL_STATE = Path(os.environ.get("PORTAL_STATE", "/var/lib/portal-local"))
+HUB_TLS_CERT = LOCAL_STATE / "hub-tls" / "hub.crt"
+DEMO_CA = LOCAL_STATE / "demo-ca" / "ca.pem"
+_BUNDLE = LOCAL_STATE / "demo-ca" / "bundle.pem"
+if _BUNDLE.exists():
+    for _name in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "WEBSOCKET_CLIENT_CA_BUNDLE"):
+        os.environ[_name] = str(_BUNDLE)  # a superset of the system's: set, not defaulted
+
 # The account the hub runs as (install.sh makes it, with its sudo rule): never root.
 SERVICE_USER = os.environ.get("PORTAL_SERVICE_USER", "gpuportal")
 
@@ -67,14 +78,23 @@ class Hub:
         port: int,
         config: Path = HUB_CONFIG,
         env: dict[str, str] | None = None,
+        public_tls: bool | None = None,
     ) -> None:
         self.config = config
         self.extra_env = env or {}  # over the defaults below (benchmarks: a real poll interval)
         self.state = state
         self.port = port
-        self.url = f"http://127.0.0.1:{port}"
+        # Over HTTPS, as the demo (deploy/local/https.sh makes the certificate), with plain
+        # HTTP redirected from port + 80; another config (a bench's stock hub) serves HTTP.
+        if public_tls is None:
+            public_tls = config == HUB_CONFIG and HUB_TLS_CERT.exists()
+        self.public_tls = public_tls
+        self.redirect_port = port + 80
+        self.url = f"{'https' if self.public_tls else 'http'}://127.0.0.1:{port}"
         self.log_path = state / "hub.log"
         self.proc: subprocess.Popen[bytes] | None = None
+        # The PORTAL_* settings it was started with (what `gpuportal-admin` needs to know).
+        self.settings_env: dict[str, str] = {}
 
     @property
     def internal_tls(self) -> bool:
@@ -117,12 +137,21 @@ class Hub:
             PORTAL_GPU_SAMPLE_SECONDS="5",
             PATH=f"{VENV_BIN}:{env.get('PATH', '')}",
         )
+        if self.public_tls:
+            env.update(
+                PORTAL_PUBLIC_TLS_CERT=str(HUB_TLS_CERT),
+                PORTAL_PUBLIC_TLS_KEY=str(HUB_TLS_CERT.with_suffix(".key")),
+                PORTAL_HTTP_REDIRECT_PORT=str(self.redirect_port),
+            )
         env.update(self.extra_env)
-        # As the demo runs it: as the service account (deploy/local/hub.sh), its folder its own.
-        account = pwd.getpwnam(SERVICE_USER)
-        env["HOME"] = account.pw_dir
+        self.settings_env = {k: v for k, v in env.items() if k.startswith("PORTAL_")}
         log = os.fdopen(os.open(self.log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600), "ab")
-        own_state(self.state)
+        # Ours as the demo runs it: as the service account (deploy/local/hub.sh), its folder its
+        # own. A bench's stock batchspawner hub stays root: it submits with `sudo -E`.
+        account = pwd.getpwnam(SERVICE_USER if self.config == HUB_CONFIG else "root")
+        env["HOME"] = account.pw_dir
+        if self.config == HUB_CONFIG:
+            own_state(self.state)
         self.proc = subprocess.Popen(
             [str(VENV_BIN / "gpuportal-hub"), "-f", str(self.config)],
             cwd=self.state,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hub of the local demo, in the background: hub.sh start | stop | status
+# The hub of the local demo, in the background: hub.sh start | stop | status | preflight
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
@@ -8,7 +8,15 @@ export PORTAL_HUB_STATE=${PORTAL_HUB_STATE:-/var/lib/portal-local/hub}
 export PORTAL_HUB_PORT=${PORTAL_HUB_PORT:-8000}
 PIDFILE=$PORTAL_HUB_STATE/hub-process.pid
 LOG=$PORTAL_HUB_STATE/hub.log
-URL="http://127.0.0.1:$PORTAL_HUB_PORT"
+STATE=${PORTAL_STATE:-/var/lib/portal-local}
+# HTTPS with the demo CA's certificate (deploy/local/https.sh make), plain HTTP redirected
+# from port + 80; a site sets its own certificate here.
+export PORTAL_PUBLIC_TLS_CERT=${PORTAL_PUBLIC_TLS_CERT-$STATE/hub-tls/hub.crt}
+export PORTAL_PUBLIC_TLS_KEY=${PORTAL_PUBLIC_TLS_KEY-$STATE/hub-tls/hub.key}
+export PORTAL_HTTP_REDIRECT_PORT=${PORTAL_HTTP_REDIRECT_PORT-$((PORTAL_HUB_PORT + 80))}
+CA=${PORTAL_PUBLIC_CA:-$STATE/demo-ca/ca.pem}
+URL="https://127.0.0.1:$PORTAL_HUB_PORT"
+[ -n "$PORTAL_PUBLIC_TLS_CERT" ] || URL="http://127.0.0.1:$PORTAL_HUB_PORT"
 SERVICE_USER=${PORTAL_SERVICE_USER:-gpuportal}
 
 alive() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
@@ -29,7 +37,7 @@ start() {
         >>"$LOG" 2>&1 </dev/null &
     echo $! >"$PIDFILE"
     for _ in $(seq 150); do
-        if curl -fs -o /dev/null "$URL/hub/api"; then echo "[hub] up at $URL (log: $LOG)"; return; fi
+        if curl -fs --cacert "$CA" -o /dev/null "$URL/hub/api"; then echo "[hub] up at $URL (log: $LOG)"; return; fi
         alive || { tail -20 "$LOG"; echo "[hub] failed to start" >&2; exit 1; }
         sleep 0.2
     done
@@ -54,7 +62,9 @@ stop() {
 
 case "${1:-}" in
     start) start ;;
+    # The admin's preflight, with the hub's own settings (those above).
+    preflight) "$VENV/bin/gpuportal-admin" preflight ;;
     stop) stop ;;
     status) if alive; then echo "hub: running at $URL"; else echo "hub: stopped"; fi ;;
-    *) echo "usage: $0 start|stop|status" >&2; exit 2 ;;
+    *) echo "usage: $0 start|stop|status|preflight" >&2; exit 2 ;;
 esac

@@ -20,7 +20,8 @@ packages+=(prometheus prometheus-node-exporter)
 # What code-server's npm guide asks for to build VS Code's native modules (code_server.sh).
 packages+=(build-essential pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).
-[ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql docker-compose)
+# libnss3-tools: certutil, which puts the demo CA in the tests' Chromium store (https.sh trust).
+[ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql docker-compose libnss3-tools)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -68,6 +68,9 @@ render() {
     for node in "${NODES[@]}"; do
         nodes+="'$(bash "$HERE/hosts.sh" addr "$node"):$EXPORTER_PORT', "
     done
+    # The hub's certificate is checked against its CA (the demo's, or PORTAL_PUBLIC_CA).
+    local tls=""
+    [ "$scheme" = https ] && tls="tls_config: {ca_file: ${PORTAL_PUBLIC_CA:-$STATE/demo-ca/ca.pem}}"
     cat >"$dir/prometheus.yml" <<EOF
 # Written by deploy/local/prometheus.sh; a real cluster's is the same with its own addresses.
 global:
@@ -78,11 +81,13 @@ scrape_configs:
     scheme: $scheme
     metrics_path: /hub/metrics
     authorization: {credentials_file: $dir/token}
+    $tls
     static_configs: [{targets: ['$host']}]
   - job_name: portal
     scheme: $scheme
     metrics_path: /services/portal/metrics
     authorization: {credentials_file: $dir/token}
+    $tls
     static_configs: [{targets: ['$host']}]
   - job_name: nodes
     static_configs: [{targets: [${nodes%, }]}]
