@@ -240,10 +240,10 @@ add_associations() {  # the cluster, an account per group with its GPU limit, ea
 add_service_operator() {
     local service=${PORTAL_SERVICE_USER:-gpuportal}
     id "$service" >/dev/null 2>&1 || return 0
-    sacctmgr -n list account portal-service format=account | grep -qw portal-service ||
+    sacctmgr -n -P list account portal-service format=account | grep -qx portal-service ||
         sacctmgr -i add account portal-service Description="the GPU portal's service account" \
             Organization=demo MaxSubmitJobs=0 >/dev/null
-    sacctmgr -n list user "$service" format=user | grep -qw "$service" ||
+    sacctmgr -n -P list user "$service" format=user | grep -qx "$service" ||
         sacctmgr -i add user "$service" Account=portal-service DefaultAccount=portal-service \
             AdminLevel=Operator >/dev/null
 }
