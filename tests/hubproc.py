@@ -46,6 +46,8 @@ _BUNDLE = LOCAL_STATE / "demo-ca" / "bundle.pem"
 if _BUNDLE.exists():
     for _name in ("REQUESTS_CA_BUNDLE", "SSL_CERT_FILE", "WEBSOCKET_CLIENT_CA_BUNDLE"):
         os.environ[_name] = str(_BUNDLE)  # a superset of the system's: set, not defaulted
+    # Playwright's own requests (APIRequestContext) go through its Node.js driver, not Chromium.
+    os.environ["NODE_EXTRA_CA_CERTS"] = str(DEMO_CA)
 
 # The account the hub runs as (install.sh makes it, with its sudo rule): never root.
 SERVICE_USER = os.environ.get("PORTAL_SERVICE_USER", "gpuportal")

@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from tests.hubproc import SERVICE_USER, Hub
+from tests.hubproc import SERVICE_USER, VENV_BIN, Hub
 
 pytestmark = pytest.mark.integration
 
@@ -135,7 +135,11 @@ def test_what_the_rule_lists_it_does_run_as_a_cluster_user(cluster: None) -> Non
 
 def test_the_installed_rule_is_the_one_the_product_prints(cluster: None) -> None:
     printed = subprocess.run(
-        ["gpuportal-admin", "sudoers"], capture_output=True, text=True, timeout=30, check=True
+        [str(VENV_BIN / "gpuportal-admin"), "sudoers"],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
     ).stdout
     with open("/etc/sudoers.d/gpuportal") as installed:
         assert installed.read() == printed
