@@ -15,10 +15,11 @@ The scheduler (in the kernel) listens on this node's cluster address, where any 
 cluster could connect to it and run code as this one: so every connection is TLS with a key made
 for this session alone (mutual: scheduler, workers and client each show the certificate), in a
 private folder in the home (the workers, on other nodes, read the same configuration through
-DASK_ROOT_CONFIG, which their jobs inherit). The folder goes when the session ends. The
-dashboard listens on localhost, shown through the hub at
-/user/NAME/dask-dashboard/PORT/status (gpuportal_session.dask_dashboard), where the Dask lab
-panel finds it.
+DASK_ROOT_CONFIG, which their jobs inherit). The folder goes when the session ends. Nothing of
+it listens on an open TCP port for HTTP: the dashboard is on a unix socket in a 0700 folder of
+the session's on the node (gpuportal_session.dask_private, a Dask preload), shown through the
+hub at /user/NAME/dask-dashboard/PORT/status (gpuportal_session.dask_dashboard), where the Dask
+lab panel finds it; the workers' own HTTP servers do not listen at all.
 """
 
 from __future__ import annotations
@@ -29,8 +30,11 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
+
+from gpuportal_session.dask_private import SOCKETS_ENV
 
 TAG_ENV = "GPUPORTAL_DASK_TAG"
 RUNTIME_ENV = "GPUPORTAL_SESSION_RUNTIME"
@@ -38,6 +42,7 @@ CONFIG_FILE = "00-gpuportal-session.yaml"  # admins' /etc/dask files sort after 
 CERT_FILE, KEY_FILE = "session-tls.pem", "session-tls-key.pem"
 # In the home, which the workers' nodes share: one folder per session job.
 PRIVATE_ROOT = Path("~/.cache/gpuportal-dask")
+PRIVATE_PRELOAD = "gpuportal_session.dask_private"
 ADMIN_CONFIG = Path("/etc/dask")
 # One worker job: a Dask worker process with this many threads and this much memory. A
 # notebook asks for more with SLURMCluster(cores=..., memory=...).
@@ -92,6 +97,9 @@ def session_config(
                 },
             },
             "dashboard": {"link": prefix + "dask-dashboard/{port}/status"},
+            # Off the node's TCP ports: the dashboard to a unix socket, workers' pages closed.
+            "scheduler": {"preload": [PRIVATE_PRELOAD]},
+            "worker": {"preload": [PRIVATE_PRELOAD]},
         },
         # The Dask panel's "New" button starts the same cluster.
         "labextension": {
@@ -160,7 +168,12 @@ def prepare(host: str) -> None:
             dict(os.environ), python=sys.executable, host=host, home=Path.home(), tls=directory
         )
         write_config(directory, config)
+        # The dashboards' sockets: on this node (a unix socket on a network home may not
+        # work), in a folder of random name that only this user can enter.
+        sockets = tempfile.mkdtemp(prefix=f"gpuportal-dask-{job_id}-")
+        atexit.register(shutil.rmtree, sockets, True)
     except (OSError, subprocess.SubprocessError) as error:
         print(f"Dask on Slurm is not set up: {error}", file=sys.stderr)
         return
     os.environ["DASK_ROOT_CONFIG"] = str(directory)
+    os.environ[SOCKETS_ENV] = sockets

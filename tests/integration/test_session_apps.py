@@ -181,6 +181,45 @@ def window_titles(display: str, title: str) -> list[str]:
 
 
 NOTEBOOK = REPO / "notebooks" / "06-dask-on-slurm.ipynb"
+ALICE_UID = 10001
+# Run by bob on a node: each TCP port the uid listens on (its own table of the node's network),
+# asked a plain HTTP GET; which of them answered it.
+PORT_PROBE = r"""
+import json, socket, sys
+uid, found = int(sys.argv[1]), []
+for table, family in (("/proc/net/tcp", socket.AF_INET), ("/proc/net/tcp6", socket.AF_INET6)):
+    for line in open(table).read().splitlines()[1:]:
+        f = line.split()
+        if f[3] == "0A" and int(f[7]) == uid:
+            found.append((family, int(f[1].split(":")[1], 16)))
+answered = []
+for family, port in found:
+    host = "127.0.0.1" if family == socket.AF_INET else "::1"
+    addresses = [host, socket.gethostbyname(socket.gethostname())]
+    for address in addresses if family == socket.AF_INET else [host]:
+        try:
+            with socket.create_connection((address, port), timeout=3) as s:
+                s.sendall(b"GET / HTTP/1.0\r\nHost: x\r\n\r\n")
+                s.settimeout(3)
+                head = s.recv(64)
+        except OSError:
+            continue
+        if head.startswith(b"HTTP/"):
+            answered.append([address, port, head.decode(errors="replace")])
+print(json.dumps({"listeners": [p for _, p in found], "answered": answered}))
+"""
+
+
+def from_bobs_job_on(node: str, uid: int) -> dict[str, Any]:
+    probe = subprocess.run(
+        ["sudo", "-u", "bob", "srun", "-p", "gpu", f"--nodelist={node}", "-N1", "-n1",
+         "--mem=200M", "-t", "2", "--quiet", "python3", "-c", PORT_PROBE, str(uid)],
+        capture_output=True, text=True, timeout=120, cwd="/tmp",
+    )  # fmt: skip
+    assert probe.returncode == 0, probe.stderr
+    return dict(json.loads(probe.stdout.strip().splitlines()[-1]))
+
+
 # The notebook's workers ask for 16 GiB each, and Slurm fills a node before the next: the test
 # asks for most of a node per worker so that the two land on the two nodes.
 ON_TWO_NODES = ('memory="16GiB"', 'memory="120GB"')
@@ -231,6 +270,15 @@ def test_a_dask_cluster_from_the_notebook_ends_with_the_session(hub: Hub, clean:
     # The dashboard, through the hub, is alice's: bob gets 403.
     assert alice.get(hub.url + link, timeout=30).status_code == 200
     assert hub.login("bob").get(hub.url + link, timeout=30).status_code == 403
+    # And not around the hub either: from a job of his on her session's node, bob tries every
+    # TCP port a process of alice's listens on there, and none answers him in HTTP.
+    nodes = subprocess.run(
+        ["squeue", "-h", "-u", "alice", "-o", "%k %N"], capture_output=True, text=True
+    ).stdout.splitlines()
+    node = next(line.split()[1] for line in nodes if line.startswith("gpuportal:session:"))
+    tried = from_bobs_job_on(node, ALICE_UID)
+    assert tried["listeners"], tried  # her JupyterLab and scheduler at least: the probe sees
+    assert tried["answered"] == [], tried
 
     # The session stops with the workers running: none of their jobs is left within 30 s, and
     # its key is gone from her home.

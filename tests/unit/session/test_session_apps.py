@@ -3,7 +3,9 @@ sets them up (gpuportal_session.vscode, .dask_setup, .slurm_allocation)."""
 
 import json
 import os
+import socket
 import stat
+from pathlib import Path
 
 import pytest
 import yaml
@@ -187,24 +189,76 @@ def test_the_sessions_scheduler_speaks_tls_to_its_own_certificate_only(tmp_path,
     assert refused != "connected"
 
 
-PROC_NET_TCP = """\
-  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode
-   0: 0100007F:2253 00000000:0000 0A 00000000:00000000 00:00000000 00000000 10001        0 1 1
-   1: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000 10002        0 2 1
-   2: 0B002A0A:2254 00000000:0000 0A 00000000:00000000 00:00000000 00000000 10001        0 3 1
-   3: 0100007F:2255 0100007F:9C40 01 00000000:00000000 00:00000000 00000000 10001        0 4 1
-"""
+def test_the_sessions_dask_serves_http_on_no_tcp_port(tmp_path, monkeypatch):
+    """A scheduler and a worker started as a session starts them (its preload): the dashboard
+    answers on a 0600 socket in the session's folder and on no TCP port; the worker's pages on
+    none at all."""
+    import asyncio
+
+    import dask.config
+    from distributed import Scheduler, Worker
+
+    from gpuportal_session.dask_private import SOCKETS_ENV, socket_path
+
+    folder = tmp_path / "sockets"
+    folder.mkdir(mode=0o700)
+    monkeypatch.setenv(SOCKETS_ENV, str(folder))
+    config = dask_setup.session_config(
+        JOB_ENV, python="python3", host="127.0.0.1", home=tmp_path, tls=tmp_path
+    )
+    preloads = dotted({k: config["distributed"][k] for k in ("scheduler", "worker")}, "distributed")
+
+    def tcp_answers(port: int) -> bool:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        except OSError:
+            return False
+        return True
+
+    def over_socket(path: Path, request: bytes) -> str:
+        with socket.socket(socket.AF_UNIX) as unix:
+            unix.connect(str(path))
+            unix.sendall(request)
+            return unix.makefile("rb").read().decode()
+
+    async def scenario() -> tuple[str, int, int, bool, bool, int]:
+        with dask.config.set(preloads):
+            async with Scheduler(host="127.0.0.1", port=0, dashboard_address="127.0.0.1:0") as s:
+                port = s.http_server.port
+                path = socket_path(folder, port)
+                request = b"GET /health HTTP/1.0\r\nHost: localhost\r\n\r\n"
+                answer = await asyncio.to_thread(over_socket, path, request)
+                async with Worker(s.address, dashboard_address="127.0.0.1:0") as worker:
+                    worker_port = worker.http_server.port
+                    return (
+                        answer,
+                        path.stat().st_mode,
+                        port,
+                        tcp_answers(port),
+                        tcp_answers(worker_port),
+                        len(list(folder.iterdir())),
+                    )
+
+    body, mode, port, scheduler_tcp, worker_tcp, sockets = asyncio.run(scenario())
+    assert body.startswith("HTTP/1.1 200") and body.endswith("ok")
+    assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
+    assert not scheduler_tcp and not worker_tcp
+    assert sockets == 1
+    assert not socket_path(folder, port).exists()  # gone with the scheduler
 
 
-def test_the_dashboard_route_reaches_only_the_users_own_loopback_listeners(tmp_path):
-    from gpuportal_session.dask_dashboard import own_loopback_listeners
+def test_the_dashboard_route_reaches_only_the_users_own_sockets(tmp_path):
+    from gpuportal_session.dask_dashboard import own_socket
+    from gpuportal_session.dask_private import socket_path
 
-    table = tmp_path / "tcp"
-    table.write_text(PROC_NET_TCP)
-    # 8787 is alice's, at 127.0.0.1 and listening; 8080 is bob's; 8788 is on the node's
-    # address; 8789 is a connection, not a listener.
-    assert own_loopback_listeners(10001, table) == {0x2253}
-    assert own_loopback_listeners(10002, table) == {0x1F90}
+    listening = socket.socket(socket.AF_UNIX)
+    listening.bind(str(socket_path(tmp_path, 8787)))
+    socket_path(tmp_path, 8788).write_text("not a socket")
+    assert own_socket(8787, tmp_path) == str(tmp_path / "dashboard-8787.sock")
+    assert own_socket(8788, tmp_path) is None
+    assert own_socket(8789, tmp_path) is None
+    assert own_socket(8787, None) is None
+    listening.close()
 
 
 def test_an_environment_without_the_tools_offers_no_tiles_and_still_starts(monkeypatch, tmp_path):
