@@ -19,8 +19,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tornado.netutil import bind_unix_socket
-
 SOCKETS_ENV = "GPUPORTAL_DASK_SOCKETS"
 
 
@@ -36,7 +34,10 @@ def sockets_folder() -> Path | None:
 
 def dask_setup(server: Any) -> None:
     """Dask calls this in each scheduler and worker of the session as it starts."""
+    # Here, not at the top: gpuportal-singleuser imports this module's names before Dask (or
+    # tornado) is needed at all, and a session environment may carry neither.
     from distributed import Scheduler
+    from tornado.netutil import bind_unix_socket
 
     http = getattr(server, "http_server", None)
     if http is None:
