@@ -159,14 +159,30 @@ def render(
         "# Generated; change the hub's settings and generate it again rather than edit it.",
         f"Defaults:{service_user} env_reset, !lecture, umask=0077, !setenv",
         f'Defaults:{service_user} env_keep = "{" ".join(sorted(SESSION_ENV))}"',
-        f"Runas_Alias {alias} = {', '.join('%' + group for group in groups)}",
+        f"Runas_Alias {alias} = {runas_list(groups)}",
     ]
     for command in USER_COMMANDS:
         lines.append(f"# {command.program}: {command.why}")
-        lines.append(
-            f"{service_user} ALL = ({alias}) NOPASSWD: {programs[command.program]} {command.args}"
-        )
+        lines.append(f"{service_user} ALL = ({alias}) NOPASSWD: {command_line(command, programs)}")
     return "\n".join(lines) + "\n"
+
+
+def runas_list(user_groups: Iterable[str]) -> str:
+    """The Runas list of the rule, as sudoers writes it and `sudo -l` prints it back."""
+    return ", ".join("%" + group for group in sorted(set(user_groups)))
+
+
+def command_line(command: UserCommand, programs: Mapping[str, str]) -> str:
+    return f"{programs[command.program]} {command.args}"
+
+
+def listed_rules(
+    *, user_groups: Iterable[str], programs: Mapping[str, str]
+) -> set[tuple[str, str]]:
+    """(Runas list, command with its arguments) of each rule, as `sudo -l -U` lists them once
+    installed: what the preflight compares the host's rules with."""
+    runas = runas_list(user_groups)
+    return {(runas, command_line(command, programs)) for command in USER_COMMANDS}
 
 
 def allows(argv: Sequence[str]) -> bool:

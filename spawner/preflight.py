@@ -31,7 +31,7 @@ from gpuportal_core.preflight import (
     warned,
 )
 from gpuportal_core.settings import HubSettings
-from gpuportal_core.sudo_rules import USER_COMMANDS
+from gpuportal_core.sudo_rules import listed_rules
 from gpuportal_core.words import count
 from gpuportal_spawner.admin_command import program_paths
 
@@ -148,9 +148,7 @@ def check_sudo(settings: HubSettings) -> Check:
     )
     if listing.returncode != 0 and "not allowed" not in listing.stdout:
         return failed("sudo rule", f"sudo -l says: {_said(listing)}", "run the preflight as root")
-    paths = program_paths(settings)
-    runas = ", ".join(f"%{group}" for group in sorted(set(settings.user_groups)))
-    expected = {(runas, f"{paths[c.program]} {c.args}") for c in USER_COMMANDS}
+    expected = listed_rules(user_groups=settings.user_groups, programs=program_paths(settings))
     return compare_sudo_rules(expected, sudo_rules(listing.stdout), settings.service_user)
 
 
