@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuportal_session.dask_private import SOCKETS_ENV
+from gpuportal_session.tensorboard_private import RUNTIME_ENV as PRIVATE_DIR_ENV
 
 TAG_ENV = "GPUPORTAL_DASK_TAG"
 RUNTIME_ENV = "GPUPORTAL_SESSION_RUNTIME"
@@ -170,8 +171,15 @@ def prepare(host: str) -> None:
         write_config(directory, config)
         # The dashboards' sockets: on this node (a unix socket on a network home may not
         # work), in a folder of random name that only this user can enter.
-        sockets = tempfile.mkdtemp(prefix=f"gpuportal-dask-{job_id}-")
-        atexit.register(shutil.rmtree, sockets, True)
+        # Inside the session's private folder when there is one, which the next session
+        # sweeps away if this one is killed (session_tmp).
+        private = os.environ.get(PRIVATE_DIR_ENV, "")
+        if private:
+            sockets = os.path.join(private, "dask")
+            os.makedirs(sockets, mode=0o700, exist_ok=True)
+        else:
+            sockets = tempfile.mkdtemp(prefix=f"gpuportal-dask-{job_id}-")
+            atexit.register(shutil.rmtree, sockets, True)
     except (OSError, subprocess.SubprocessError) as error:
         print(f"Dask on Slurm is not set up: {error}", file=sys.stderr)
         return

@@ -12,10 +12,14 @@ Kernels load it through PYTHONSTARTUP (gpuportal_session/ipython_startup.py, set
 
 from __future__ import annotations
 
+import contextlib
 import html
 import os
 import shlex
+import tempfile
 from typing import Any
+
+from gpuportal_session.tensorboard_private import alive
 
 
 def start(args_string: str) -> None:
@@ -24,6 +28,7 @@ def start(args_string: str) -> None:
     from tensorboard import manager
 
     handle = display.display(display.Pretty("Starting TensorBoard…"), display_id=True)
+    forget_dead_boards()
     result = manager.start(shlex.split(args_string, comments=True, posix=True))
     if isinstance(result, manager.StartLaunched | manager.StartReused):
         if handle is not None:
@@ -31,6 +36,21 @@ def start(args_string: str) -> None:
         return
     if handle is not None:
         handle.update(display.Pretty(failure(result)))
+
+
+def forget_dead_boards() -> None:
+    """Drop the records of TensorBoards that no longer run, before `manager.start` looks.
+
+    TensorBoard reuses any recorded instance with the same arguments and folder without asking
+    whether its process still lives: a killed one's record would frame a board that answers 404.
+    """
+    from tensorboard import manager
+
+    folder = os.path.join(tempfile.gettempdir(), ".tensorboard-info")  # where manager keeps them
+    for info in manager.get_all():
+        if not alive(info.pid):
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, f"pid-{info.pid}.info"))
 
 
 def board_html(info: Any) -> str:

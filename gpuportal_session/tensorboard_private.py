@@ -15,28 +15,13 @@ import argparse
 import atexit
 import json
 import os
-import shutil
 import signal
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
 MAX_INSTANCES = 999
 RUNTIME_ENV = "GPUPORTAL_RUNTIME_DIR"
-
-
-def fresh_runtime_dir() -> str:
-    """A new private directory for this process's TensorBoard sockets, removed when it exits.
-
-    A random name made 0700 in one step: nobody can make it first (a fixed
-    /tmp/gpuportal-<uid> could be squatted by another user on the node). Removed at exit
-    (JupyterLab and the board server end normally on scancel's SIGTERM): Slurm leaves a node's
-    /tmp as the job left it, and each session used to leave one folder there.
-    """
-    path = tempfile.mkdtemp(prefix=f"gpuportal-{os.getuid()}-")
-    atexit.register(shutil.rmtree, path, True)
-    return path
 
 
 def runtime_dir() -> Path:

@@ -3,6 +3,7 @@ the portal's start() shows which folder and that it is private, never a "port"."
 
 from __future__ import annotations
 
+import os
 import re
 from collections import namedtuple
 from pathlib import Path
@@ -60,3 +61,32 @@ def test_a_kernel_gets_the_portals_tensorboard_magic(kernel: Any) -> None:
     assert texts[0] == "Starting TensorBoard…"
     assert texts[-1].startswith("TensorBoard could not be run: ")
     assert not any(re.search(r"\bport\b", text) for text in texts)
+
+
+def test_a_dead_instances_record_is_never_reused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A killed TensorBoard's record (same arguments, same folder) must not be "reused"."""
+    import dataclasses
+    import subprocess
+
+    from tensorboard import manager
+
+    from gpuportal_session.notebook_tensorboard import forget_dead_boards
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    monkeypatch.setattr("tempfile.tempdir", None)  # read TMPDIR again
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    record = manager.TensorBoardInfo(
+        version=manager.version.VERSION, start_time=0, port=1, pid=dead.pid,
+        path_prefix="", logdir="runs", db="", cache_key="k",
+    )  # fmt: skip
+    live = dataclasses.replace(record, pid=os.getpid(), port=2)
+    folder = tmp_path / ".tensorboard-info"
+    folder.mkdir()
+    for info in (record, live):
+        (folder / f"pid-{info.pid}.info").write_text(manager._info_to_string(info))
+    assert {i.pid for i in manager.get_all()} == {dead.pid, os.getpid()}
+    forget_dead_boards()
+    assert [i.pid for i in manager.get_all()] == [os.getpid()]
