@@ -235,7 +235,8 @@ seed_environments = [
         "title": "Session default",
         "kind": "venv",
         "prefix": session_venv,
-        "description": "JupyterLab's own environment",
+        "description": "JupyterLab's own environment; PyTorch is the PyTorch kernel's "
+        "(in a terminal: source /opt/gpuportal/envs/torch/bin/activate)",
     },
     {
         "slug": "analysis",

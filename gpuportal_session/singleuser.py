@@ -142,6 +142,7 @@ def main() -> None:
     # The environment as the job activated it: terminals put it back after the login files
     # (terminal_rc.sh), which reset PATH.
     os.environ["GPUPORTAL_SESSION_PATH"] = os.environ.get("PATH", "")
+    os.environ["GPUPORTAL_SESSION_PYTHON"] = sys.executable  # the terminal's banner runs it
     service_url = os.environ.get("JUPYTERHUB_SERVICE_URL", "")
     url = urlparse(service_url)
     host = listen_address(url.hostname or "")

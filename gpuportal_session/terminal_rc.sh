@@ -13,3 +13,8 @@ if [ -n "$GPUPORTAL_SESSION_PATH" ]; then
     PATH=$(printf '%s' "$GPUPORTAL_SESSION_PATH:$PATH" | awk -v RS=: -v ORS=: 'length && !seen[$0]++' | sed 's/:$//')
     export PATH
 fi
+# Which python this terminal runs, and how to reach the kernels' others (a notebook's PyTorch
+# may not be the terminal's): gpuportal_session/terminal_banner.py, with the session's Python.
+if [ -n "$GPUPORTAL_SESSION_PYTHON" ]; then
+    "$GPUPORTAL_SESSION_PYTHON" -m gpuportal_session.terminal_banner "$(command -v python)" 2>/dev/null
+fi

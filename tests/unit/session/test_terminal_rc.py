@@ -51,3 +51,17 @@ def test_the_session_config_makes_terminals_use_it() -> None:
     config = PyFileConfigLoader("jupyter_server_config.py", path=str(folder)).load_config()
     command = config.ServerApp.terminado_settings["shell_command"]
     assert command == ["/bin/bash", "--rcfile", str(RC), "-i"]
+
+
+def test_the_terminal_says_which_python_it_runs_first(tmp_path: Path) -> None:
+    import sys
+
+    bin_dir = f"{Path(sys.executable).parent}"
+    env = {"HOME": str(tmp_path), "PATH": f"{bin_dir}:/usr/bin:/bin",
+           "GPUPORTAL_SESSION_PATH": bin_dir, "GPUPORTAL_SESSION_PYTHON": sys.executable,
+           "TERM": "dumb"}  # fmt: skip
+    result = subprocess.run(
+        ["/bin/bash", "--rcfile", str(RC), "-i", "-c", "true"],
+        env=env, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert result.stdout.startswith(f"python here: {Path(sys.executable).parent}/python")
