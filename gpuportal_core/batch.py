@@ -45,6 +45,12 @@ PROGRAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}|/[A-Za-z0-9_./+-]{1,2
 _ARRAY_ITEM = r"\d{1,6}(?:-\d{1,6}(?::\d{1,6})?)?"
 ARRAY_RE = re.compile(rf"{_ARRAY_ITEM}(?:,{_ARRAY_ITEM}){{0,49}}(?:%\d{{1,4}})?")
 MAX_ARRAY_TASKS = 1000
+# Programs that start a job's tasks: the launcher already runs one of them, so a command that
+# starts with one asks for a launch inside a launch (srun within srun waits for ever for a step
+# on nodes its own step holds: "Requested nodes are busy").
+LAUNCH_PROGRAMS = frozenset(
+    {"srun", "mpirun", "mpiexec", "torchrun", "deepspeed", "horovodrun", "sbatch", "salloc"}
+)
 
 
 def split_command(command: str) -> tuple[str, ...]:
@@ -68,6 +74,24 @@ def split_command(command: str) -> tuple[str, ...]:
         if not ARG_RE.fullmatch(word) or len(word) > 1000:
             raise BatchJobError("command", "each word must be one line of printable text")
     return words
+
+
+def check_not_a_launch(command: Sequence[str], launcher: str) -> None:
+    """Refuse a command that starts with a launch program: the launcher does that part."""
+    program = posixpath.basename(command[0])
+    if program not in LAUNCH_PROGRAMS:
+        return
+    rest = shlex.join(command[1:])
+    if program in ("sbatch", "salloc"):
+        raise BatchJobError(
+            "command", f"is run inside the job: give what the job should run, not {program}"
+        )
+    raise BatchJobError(
+        "command",
+        f"the {launcher} launcher starts the command on every node itself: leave out "
+        f"{program!r} and give what it should run"
+        + (f" ({rest!r})" if rest and not rest.startswith("-") else ""),
+    )
 
 
 def array_size(spec: str) -> int:
@@ -187,6 +211,7 @@ class BatchJob:
             if self.args:
                 raise BatchJobError("args", "with a command, put its arguments in the command")
             split_command(shlex.join(self.command))
+            check_not_a_launch(self.command, self.launcher)
         else:
             check_user_path(self.script, roots=roots, what="script")
         check_user_path(self.workdir, roots=roots, what="workdir")

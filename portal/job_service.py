@@ -160,12 +160,18 @@ async def check_against_cluster(job: BatchJob, catalog: PartitionCatalog) -> lis
     return problems
 
 
-async def check_paths(slurm: SlurmClient, job: BatchJob) -> list[Problem]:
+async def check_paths(
+    slurm: SlurmClient, job: BatchJob, *, workdir_given: bool = True
+) -> list[Problem]:
     """What the job will look for when it runs, looked for now, as the user (home folders may
     be root-squashed NFS): its working directory, and its script, readable, and executable
     unless Python runs it. A check that cannot run (sudo, a slow file server) is skipped:
-    Slurm's own error then says it, as before."""
-    checks = [("workdir", ["test", "-d", job.workdir, "-a", "-x", job.workdir])]
+    Slurm's own error then says it, as before.
+
+    A working directory the user left empty is the script's folder: when that folder is not
+    there, the one mistake is the script's path, said once, at the script."""
+    workdir_field = "workdir" if workdir_given or not job.script else "script"
+    checks = [(workdir_field, ["test", "-d", job.workdir, "-a", "-x", job.workdir])]
     if job.script:
         checks.append(("script", ["test", "-f", job.script, "-a", "-r", job.script]))
         if not job.script.endswith(".py"):
@@ -185,6 +191,8 @@ async def check_paths(slurm: SlurmClient, job: BatchJob) -> list[Problem]:
 
 
 def _missing(field: str, argv: list[str], job: BatchJob) -> str:
+    if argv[1] == "-d" and field == "script":
+        return f"there is no folder {job.workdir} that you can use; check the script's path"
     if field == "workdir":
         return f"{job.workdir} is not a folder you can use; make it first, or leave this empty"
     if argv[1] == "-x":
@@ -214,7 +222,7 @@ async def prepare(
         raise RuleViolation([Problem(error.field, error.message)]) from None
     problems = await check_against_cluster(job, catalog)
     if slurm is not None:
-        problems += await check_paths(slurm, job)
+        problems += await check_paths(slurm, job, workdir_given=bool(data.workdir))
     if problems:
         raise RuleViolation(problems)
     return job, render_batch_script(job)

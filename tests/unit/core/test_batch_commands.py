@@ -1,6 +1,7 @@
 """A job that runs a command instead of a script, and job arrays (issue 12)."""
 
 import dataclasses
+import re
 
 import pytest
 
@@ -76,3 +77,21 @@ def test_array_sizes(spec: str, tasks: int) -> None:
 def test_bad_arrays_say_what_to_fix(spec: str, rule: str) -> None:
     with pytest.raises(BatchJobError, match=rule):
         array_size(spec)
+
+
+@pytest.mark.parametrize(
+    ("launcher", "command", "said"),
+    [
+        ("srun", "srun hostname", "the srun launcher starts the command on every node itself: "
+         "leave out 'srun' and give what it should run ('hostname')"),
+        ("mpi", "/usr/bin/mpirun -np 4 ./a.out", "leave out 'mpirun'"),
+        ("torchrun", "torchrun train.py", "leave out 'torchrun'"),
+        ("srun", "sbatch job.sh", "give what the job should run, not sbatch"),
+    ],
+)  # fmt: skip
+def test_a_command_that_launches_again_is_refused_at_its_field(
+    launcher: str, command: str, said: str
+) -> None:
+    with pytest.raises(BatchJobError, match=re.escape(said)) as caught:
+        command_job(launcher, command)
+    assert caught.value.field == "command"
