@@ -21,6 +21,8 @@ from gpuportal_core.usage import gpus_of
 SACCT_USE_FORMAT = "JobID,State,Elapsed,Timelimit,TotalCPU,NCPUS,ReqMem,MaxRSS,AllocTRES,Account"
 _SIZE = re.compile(r"^(\d+(?:\.\d+)?)([KMGTP]?)(?:[nc])?$")
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4, "P": 1024**5}
+# A job this short may end before the accounting gatherer's first sample (30 s by default).
+SAMPLED_AFTER_S = 60
 _CPU_TIME = re.compile(r"^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)(?:\.(\d+))?$")
 
 
@@ -120,9 +122,15 @@ class Efficiency:
                 f"({self.memory_percent:.0f} %)"
             )
         if not used:
-            return (f"Ran {ran}; " if ran else "") + (
-                "CPU and memory use not measured (Slurm gathers no job accounting here)."
+            # Why, as far as this record can tell: the gatherer samples a job every
+            # JobAcctGatherFrequency (30 s by default), so a short job may have no figures on a
+            # cluster that gathers them; it is not a claim about the cluster.
+            why = (
+                "too short for Slurm's accounting to measure its CPU and memory use."
+                if self.elapsed_s < SAMPLED_AFTER_S
+                else "Slurm's accounting has no CPU or memory figures for it."
             )
+            return (f"Ran {ran}; " if ran else "") + (why if ran else why[:1].upper() + why[1:])
         return "Used " + ", ".join(used) + (f" and {ran}." if ran else ".")
 
 

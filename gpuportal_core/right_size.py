@@ -22,6 +22,8 @@ BUSY_MEAN_PERCENT = 5.0
 HEADROOM = 1.25  # on the time it ran
 STEP_S = 1800  # limits suggested in half hours
 SHORTEST_S = 3600
+# A session shorter than this says nothing of what the next one needs: no advice from it.
+JUDGED_AFTER_S = 600
 
 
 @dataclass(frozen=True)
@@ -64,9 +66,9 @@ def needed_runtime(use: Mapping[str, Any]) -> int:
 
 def suggest(use: Mapping[str, Any], profiles: Iterable[ResourceProfile]) -> Suggestion | None:
     """The user's smallest profile that would have done, and a limit; None where the session
-    asked for about what it used (or no profile of the user's fits)."""
+    asked for about what it used, was too short to judge, or no profile of the user's fits."""
     had, limit = int(use.get("gpus") or 0), int(use.get("limit_s") or 0)
-    if not had:
+    if not had or int(use.get("elapsed_s") or 0) < JUDGED_AFTER_S:
         return None
     gpus, runtime = needed_gpus(use), needed_runtime(use)
     fitting = [p for p in profiles if p.gpus >= gpus and runtime <= p.max_runtime]

@@ -44,12 +44,16 @@ async def last_session(url: str, token: str, user: str) -> dict[str, Any] | None
 
 
 def said(session: dict[str, Any]) -> str:
-    """What it used, in a sentence or two."""
-    use = session["use"]
-    summary = str(use.get("summary") or "")
+    """What it used, in a sentence or two; or why that is not known (yet)."""
     ended = str(session.get("ended_at") or "")[11:16]
-    when = f", ended {ended}" if ended else ""
-    return f"Your last session ({session['name']}{when}) {summary[:1].lower()}{summary[1:]}"
+    last = f"Your last session ({session['name']}{f', ended {ended}' if ended else ''})"
+    use = session.get("use")
+    if not use:
+        if session.get("recorded") is False:
+            return f"{last}: Slurm's accounting has no record of what it used."
+        return f"{last}: what it used shows here once Slurm's accounting has it, in a few minutes."
+    summary = str(use.get("summary") or "")
+    return f"{last} {summary[:1].lower()}{summary[1:]}"
 
 
 def advice(suggestion: Suggestion, start: datetime | None, now: datetime) -> str:
@@ -75,7 +79,8 @@ class LastSessionHandler(JsonHandler):
         if not session:
             self.send({})
             return
-        suggestion = suggest(session["use"], (await spawner.offer()).profiles)
+        use = session.get("use")
+        suggestion = suggest(use, (await spawner.offer()).profiles) if use else None
         hint = ""
         if suggestion is not None:
             snapshot = await spawner.cluster_snapshot()

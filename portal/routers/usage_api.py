@@ -55,34 +55,41 @@ class LastSessionPublic(BaseModel):
     name: str
     slurm_job_id: str
     ended_at: str
-    use: JobUsePublic
+    # null while the portal has not read it from Slurm's accounting yet (a few minutes after
+    # the end), or where the accounting has no record of it (`recorded`: false).
+    use: JobUsePublic | None
+    recorded: bool = True
 
 
 @router.get("/usage/last-session", response_model=LastSessionPublic | None)
 def last_session(
     caller: ApiCaller, session: SessionDep, user: str = ""
 ) -> LastSessionPublic | None:
-    """What your last ended notebook session used (null: none whose use is known yet); the
-    hub asks for its users with `user`."""
+    """What your last ended notebook session used (null: none has ended); the last by its end,
+    with a use of null while its figures are still being read. The hub asks for its users
+    with `user`."""
     if user and user != caller.name and caller.kind != "hub" and not caller.is_admin:
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Only admins may ask about other users.")
     query = (
         select(JobRecord)
         .where(JobRecord.user == (user or caller.name), JobRecord.launcher == SESSION_LAUNCHER)
-        .where(JobRecord.use.is_not(None), JobRecord.ended_at != "")
+        .where(JobRecord.ended_at != "")
         # Slurm's end times, all in one ISO form: they sort as text.
         .order_by(JobRecord.ended_at.desc(), JobRecord.id.desc())
         .limit(20)
     )
     for record in session.scalars(query):
-        if record.use and record.use.get("recorded") is not False and settled(record.state):
-            return LastSessionPublic(
-                id=record.id,
-                name=record.name,
-                slurm_job_id=record.slurm_job_id,
-                ended_at=slurm_time_with_zone(record.ended_at),
-                use=JobUsePublic(**record.use),
-            )
+        if not settled(record.state):
+            continue
+        recorded = not record.use or record.use.get("recorded") is not False
+        return LastSessionPublic(
+            id=record.id,
+            name=record.name,
+            slurm_job_id=record.slurm_job_id,
+            ended_at=slurm_time_with_zone(record.ended_at),
+            use=JobUsePublic(**record.use) if record.use and recorded else None,
+            recorded=recorded,
+        )
     return None
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from gpuportal_core.efficiency import (
@@ -43,10 +45,14 @@ def test_without_a_gatherer_use_is_not_measured_not_zero():
     assert use.cpu_percent is None and use.memory_percent is None
     assert use.time_percent == 10.0
     assert use.summary() == (
-        "Ran 1 min of its 10 min; CPU and memory use not measured (Slurm gathers no job "
-        "accounting here)."
+        "Ran 1 min of its 10 min; Slurm's accounting has no CPU or memory figures for it."
     )
     assert parse_use("") is None
+    # A job shorter than the gatherer's first sample: said so, not blamed on the cluster.
+    short = dataclasses.replace(use, elapsed_s=3)
+    assert short.summary() == (
+        "Ran 3 s of its 10 min; too short for Slurm's accounting to measure its CPU and memory use."
+    )
 
 
 @pytest.mark.parametrize(

@@ -58,3 +58,10 @@ def test_the_smallest_profile_that_would_have_done():
     # About what it used (busy GPUs, 7 h of 8): nothing to suggest.
     assert suggest(_use(gpu=_cards(60, 50, 40, 30), elapsed_s=7 * 3600), PROFILES) is None
     assert suggest(_use(gpus=0), PROFILES) is None
+
+
+def test_no_advice_from_a_session_too_short_to_judge():
+    # 3 s of an 8 h session said "gpu-1 with 1 h would do" (issue 34, item 4).
+    assert suggest(_use(elapsed_s=3, gpu=_cards(0, 0, 0, 0)), PROFILES) is None
+    assert suggest(_use(elapsed_s=599, gpu=_cards(0, 0, 0, 0)), PROFILES) is None
+    assert suggest(_use(elapsed_s=600, gpu=_cards(0, 0, 0, 0)), PROFILES) is not None

@@ -31,3 +31,15 @@ def test_the_smaller_ask_and_when_it_would_start():
         "Next time gpu-1 with 2 h would do; as the cluster is now it would start about 15:30."
     )
     assert advice(ONE, None, NOW) == "Next time gpu-1 with 2 h would do."
+
+
+def test_a_session_whose_use_is_not_read_yet_is_still_the_last():
+    session = {"name": "long", "ended_at": "2026-11-25T13:40:00+00:00", "use": None}
+    assert said(session) == (
+        "Your last session (long, ended 13:40): what it used shows here once Slurm's "
+        "accounting has it, in a few minutes."
+    )
+    gone = {**session, "recorded": False}
+    assert said(gone) == (
+        "Your last session (long, ended 13:40): Slurm's accounting has no record of what it used."
+    )

@@ -100,3 +100,28 @@ def test_the_last_session_is_the_last_to_end_not_the_last_looked_at(
         f"{API}/usage/last-session?user=alice", headers={"Authorization": "token full"}
     )
     assert other.status_code == 403
+
+
+def test_the_last_session_to_end_is_the_last_even_before_its_use_is_read(
+    client: tuple[TestClient, HubIdentity],
+) -> None:
+    """A session that ended after another is "the last" at once, its use still being read;
+    the earlier one (use known) no longer shows for minutes (issue 34, item 4)."""
+    test_client = client[0]
+    with test_client.app.state.database.sessions() as session:  # type: ignore[attr-defined]
+        for job, ended, use in (
+            ("5", "2026-11-25T09:00:00", _use(1.0, None)),
+            ("6", "2026-11-25T10:00:00", None),
+            ("4", "2026-11-25T08:00:00", {"recorded": False}),
+        ):
+            session.add(
+                JobRecord(
+                    user="bob", name=f"s{job}", launcher="jupyterlab", request={}, script="",
+                    output="", slurm_job_id=job, state="COMPLETED", use=use, ended_at=ended,
+                )
+            )  # fmt: skip
+        session.commit()
+    answer = test_client.get(f"{API}/usage/last-session", headers={"Authorization": "token full"})
+    assert answer.status_code == 200, answer.text
+    last = answer.json()
+    assert (last["slurm_job_id"], last["use"], last["recorded"]) == ("6", None, True)
