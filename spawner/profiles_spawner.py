@@ -324,6 +324,13 @@ class GpuProfilesSpawner(ProfilesSpawner):
         return await maybe_future(super().poll())
 
     @property
+    def ever_started(self) -> bool:
+        """Whether this server was ever started, or is starting. JupyterHub makes a named
+        server's record as soon as its spawn page is opened, and keeps it after a refused
+        start; such a record is no session of the user's (the home page shows no card)."""
+        return bool(self.active or self.pending or self._good_options or self._last_note)
+
+    @property
     def session_note(self) -> str:
         """What the home page says of this server: suspended, requeued, or why it ended."""
         child = self.child_spawner

@@ -150,8 +150,13 @@ async def _job_of(wrapper: Any, *, max_age: float, wait: float = CARD_WAIT_S) ->
 
 async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
     """Every server of the user, the default first, then named ones by name."""
-    # Shared TensorBoards (tb-*) are named servers too, listed on their own.
-    names = sorted(name for name in user.orm_user.orm_spawners if not is_board(name))
+    # Shared TensorBoards (tb-*) are named servers too, listed on their own; a named server
+    # never started (only its spawn page was opened) is no session yet.
+    names = sorted(
+        name
+        for name in user.orm_user.orm_spawners
+        if not is_board(name) and (not name or user.spawners[name].ever_started)
+    )
     if "" not in names:
         names.insert(0, "")
     offer = await user.spawners[""].offer()
