@@ -70,8 +70,24 @@ def field_errors(error: SaveError) -> dict[str, str]:
     for item in error.errors():
         loc = [str(part) for part in item["loc"]]
         name = loc[0] if loc else "form"
-        errors.setdefault(name, item["msg"].removeprefix("Value error, "))
+        errors.setdefault(name, _in_words(item))
     return errors
+
+
+def _in_words(item: Any) -> str:
+    """A pydantic refusal in the forms' own voice ("must be at most 64"), as the rules that
+    know the cluster say theirs ("must be at most 4: the nodes of partition gpu ...")."""
+    limits = item.get("ctx") or {}
+    words = {
+        "less_than_equal": f"must be at most {limits.get('le')}",
+        "greater_than_equal": f"must be at least {limits.get('ge')}",
+        "int_parsing": "must be a whole number",
+        "int_from_float": "must be a whole number",
+        "missing": "is required",
+        "string_too_long": f"must be at most {limits.get('max_length')} characters",
+        "literal_error": f"must be one of {limits.get('expected')}",
+    }
+    return words.get(item["type"]) or str(item["msg"]).removeprefix("Value error, ")
 
 
 def after_save(request: Request, what: str, slug: str) -> RedirectResponse:

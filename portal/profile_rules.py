@@ -50,8 +50,8 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
         problems.append(
             Problem(
                 "gpus",
-                f"{count(gpus, 'GPU')} do not fit on one node of partition {name}: "
-                f"its nodes have at most {partition.max_gpus_per_node}",
+                f"must be at most {partition.max_gpus_per_node}: the nodes of partition "
+                f"{name} have at most {count(partition.max_gpus_per_node, 'GPU')} each",
             )
         )
     elif not fit.nodes_that_fit:

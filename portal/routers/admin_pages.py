@@ -99,7 +99,7 @@ def _admin_page(
     session: Session,
     admin: Caller,
     *,
-    notice_error: str = "",
+    notice_errors: dict[str, str] | None = None,
     notice_form: dict[str, str] | None = None,
 ) -> HTMLResponse:
     return pages.render(
@@ -110,14 +110,14 @@ def _admin_page(
             "profiles": crud.list_profiles(session),
             "environments": crud.list_environments(session),
             "notices": [notice_service.public(n) for n in notice_service.not_ended(session)],
-            "notice_error": notice_error,
+            "notice_errors": notice_errors or {},
             "notice_form": notice_form or {"level": "info"},
             "audit": crud.list_audit(session, limit=50),
             "waste": week_waste(session, utcnow()),
             "runtime": crud.editable_values,
             "saved": pages.saved_note(request),
         },
-        status_code=422 if notice_error else 200,
+        status_code=422 if notice_errors else 200,
     )
 
 
@@ -145,11 +145,10 @@ def post_notice(
             }
         )
         notice = notice_service.create(session, data=data, actor=admin.name)
-    except ValidationError as error:
-        said = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
-        return _admin_page(request, session, admin, notice_error=said, notice_form=sent)
-    except RuleViolation as error:
-        return _admin_page(request, session, admin, notice_error=str(error), notice_form=sent)
+    except (ValidationError, RuleViolation) as error:
+        # Each refusal under its field; the page puts the address back to the admin page's.
+        errors = pages.field_errors(error)
+        return _admin_page(request, session, admin, notice_errors=errors, notice_form=sent)
     return pages.after_save(request, "notice", str(notice.id))
 
 

@@ -93,7 +93,9 @@ def test_admin_edits_show_on_the_next_spawn_page(
     carol.click("#profiles a:has-text('2 GPUs')")
     carol.fill("#gpus", "8")
     carol.click("button[type=submit]")
-    assert "its nodes have at most 4" in carol.inner_text("#error-gpus")
+    assert carol.inner_text("#error-gpus") == (
+        "must be at most 4: the nodes of partition gpu have at most 4 GPUs each"
+    )
     carol.goto(f"{hub.url}{PORTAL}/admin")
     assert "2 · 16 · 96 GB" in carol.inner_text("tr[data-slug=gpu-2]")
 

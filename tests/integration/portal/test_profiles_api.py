@@ -39,7 +39,7 @@ def test_seeded_profiles_and_their_audit_record(portal: TestClient, tokens: dict
     ("change", "field", "rule"),
     [
         ({"gpus": 0}, "gpus", "greater than or equal to 1"),
-        ({"gpus": 8}, "gpus", "do not fit on one node of partition gpu: its nodes have at most 4"),
+        ({"gpus": 8}, "gpus", "must be at most 4: the nodes of partition gpu have at most 4 GPUs"),
         ({"max_runtime": "-01:00:00"}, "max_runtime", "must be HH:MM:SS"),
         ({"default_runtime": "8h"}, "default_runtime", "must be HH:MM:SS"),
         ({"max_runtime": "36:00:00"}, "max_runtime", "over partition gpu's MaxTime of 24:00:00"),

@@ -55,7 +55,10 @@ def test_a_taken_slug_and_a_bad_field_are_said_beside_their_fields(admin: TestCl
     assert 'value="Typed again"' in again.text  # what the admin typed is kept
     bad = admin.post(f"{PAGES}/new", data={**token, **TOOLS, "slug": "x", "kind": "vm"})
     assert bad.status_code == 422
-    assert "Input should be" in bad.text
+    assert "must be one of &#39;venv&#39;, &#39;conda&#39;" in bad.text
+    # And listed at the top, with a link to the field (issue 34, item 9).
+    assert "The environment was not saved: 1 field needs fixing." in bad.text
+    assert '<a href="#kind">Kind</a>' in bad.text
 
 
 def test_a_save_in_between_shows_what_is_stored_and_what_was_typed(admin: TestClient) -> None:
