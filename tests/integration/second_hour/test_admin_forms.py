@@ -16,9 +16,7 @@ pytestmark = pytest.mark.integration
 PORTAL = "/services/portal"
 
 
-def test_a_notice_that_ends_before_it_starts_is_refused_at_its_end(
-    hub: Hub, browser: Any
-) -> None:
+def test_a_notice_that_ends_before_it_starts_is_refused_at_its_end(hub: Hub, browser: Any) -> None:
     carol = log_in(browser, hub, "carol", "carol-demo")
     carol.goto(f"{hub.url}{PORTAL}/admin")
     before = carol.locator("#notice-list tr[data-notice]").count()
