@@ -102,6 +102,25 @@ class AuditStream:
             _log.warning("Could not write the audit line %s for %s: %s", action, user, error)
 
 
+def parse_since(text: str) -> str:
+    """A "since" as people type it (2026-11-23, 2026-11-23T07:00, 2026-11-23 07:00:30, with a
+    zone or in UTC) in the events' own form, which compares as text; ValueError says how to
+    write it."""
+    text = text.strip()
+    if not text:
+        return ""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValueError(
+            f"{text!r} is not a time: write a UTC date and time such as 2026-11-23T07:00, "
+            "or a date such as 2026-11-23"
+        ) from None
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
 @dataclass(frozen=True)
 class Filter:
     user: str = ""

@@ -192,7 +192,10 @@ def api_admin(caller: Annotated[Caller, Depends(api_writer)]) -> Caller:
 
 def page_caller(request: Request, caller: MaybeCaller) -> Caller:
     if caller is None or caller.kind != "user":
-        raise LoginRequired(str(request.url.path))
+        # Back to the same page after the hub's login, filters and all (the query was lost:
+        # an audit link with ?user=alice opened the whole log).
+        query = request.url.query
+        raise LoginRequired(request.url.path + (f"?{query}" if query else ""))
     return caller
 
 

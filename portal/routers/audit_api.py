@@ -11,10 +11,10 @@ import asyncio
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, HTTPException, Query, Request, status
 from fastapi.responses import HTMLResponse
 
-from gpuportal_core.audit import ACTIONS, Filter, read_events
+from gpuportal_core.audit import ACTIONS, Filter, parse_since, read_events
 from gpuportal_portal import crud, pages
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.deps import ApiAdmin, PageAdmin, SessionDep, SettingsDep
@@ -34,6 +34,10 @@ SinceQuery = Annotated[
     ),
 ]
 LimitQuery = Annotated[int, Query(ge=1, le=5000)]
+PageQuery = Annotated[int, Query(ge=1, le=1000, description="Which page of PAGE_SIZE events.")]
+PAGE_SIZE = 50
+# The page reads at most this many matching events (newest first); the filters narrow it.
+PAGE_READ = 5000
 
 
 def _files(settings: PortalSettings) -> list[Path]:
@@ -57,6 +61,10 @@ async def audit_events(
 ) -> list[dict[str, Any]]:
     """Logins, spawns and stops (with why), extends, shares, profile and environment edits,
     job submissions and cancels, newest first (admins)."""
+    try:
+        since = parse_since(since)
+    except ValueError as error:
+        raise HTTPException(status.HTTP_422_UNPROCESSABLE_CONTENT, f"since: {error}") from None
     return await _events(settings, Filter(user=user, action=action, since=since, limit=limit))
 
 
@@ -68,18 +76,32 @@ async def audit_page(
     user: UserQuery = "",
     action: ActionQuery = "",
     since: SinceQuery = "",
+    page: PageQuery = 1,
 ) -> HTMLResponse:
-    keep = Filter(user=user, action=action, since=since, limit=500)
+    try:
+        since_at, since_error = parse_since(since), ""
+    except ValueError as error:
+        # Said at the field; the other filters still apply.
+        since_at, since_error = "", str(error)
+    keep = Filter(user=user, action=action, since=since_at, limit=PAGE_READ)
+    found = await _events(settings, keep)
+    first = (page - 1) * PAGE_SIZE
     return pages.render(
         request,
         "audit.html",
         {
             "caller": admin,
-            "events": await _events(settings, keep),
+            "events": found[first : first + PAGE_SIZE],
+            "total": len(found),
+            "first": first,
+            "page": page,
+            "more": len(found) > first + PAGE_SIZE,
             "actions": sorted(ACTIONS),
-            "keep": keep,
+            "keep": {"user": user, "action": action, "since": since},
+            "since_error": since_error,
             "enabled": bool(settings.audit_dir),
         },
+        status_code=422 if since_error else 200,
     )
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuportal_core.audit import AuditLog, Filter, read_events
+from gpuportal_core.audit import AuditLog, Filter, parse_since, read_events
 
 
 def test_events_are_json_lines_read_back_newest_first(tmp_path: Path) -> None:
@@ -50,3 +50,22 @@ def test_the_stream_rotates_and_old_files_are_still_read(tmp_path: Path) -> None
 def test_only_known_actions_are_recorded(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="unknown audit action"):
         AuditLog(tmp_path, "hub").write("dance", user="alice")
+
+
+@pytest.mark.parametrize(
+    ("typed", "kept"),
+    [
+        ("2026-11-23", "2026-11-23T00:00:00"),
+        ("2026-11-23T07:00", "2026-11-23T07:00:00"),
+        ("2026-11-23 07:00:30", "2026-11-23T07:00:30"),
+        ("2026-11-23T08:00+01:00", "2026-11-23T07:00:00"),
+        ("", ""),
+    ],
+)
+def test_since_as_people_type_it(typed: str, kept: str) -> None:
+    assert parse_since(typed) == kept
+
+
+def test_a_since_that_is_no_time_says_how_to_write_one() -> None:
+    with pytest.raises(ValueError, match="'abc' is not a time: write a UTC date and time"):
+        parse_since("abc")
