@@ -102,8 +102,11 @@ def capacity_view(
                 before_maintenance(snapshot.line(profile.partition), profile, maintenance, now)
             )
         if group is not None and not group.fits(profile.gpus):
-            # Free GPUs or not, Slurm holds it until the group is under its limit.
-            shown[profile.slug].update(now=False, start=None, text=group.waits(profile.gpus))
+            # Free GPUs or not, Slurm holds it until the group is under its limit: a shorter
+            # time limit would not start it either, so none is offered.
+            shown[profile.slug].update(
+                now=False, start=None, text=group.waits(profile.gpus), fits_now=None
+            )
         if profile.partition not in partitions:
             counts = free_gpus(snapshot.nodes, profile.partition)
             record_capacity(

@@ -36,3 +36,19 @@ def test_no_limit_no_line():
     view = capacity_view(PROFILES, SNAPSHOT)
     assert view["group"] == ""
     assert view["profiles"]["gpu-2"]["now"] is True
+
+
+def test_a_profile_held_by_the_group_is_offered_no_shorter_limit():
+    from datetime import timedelta
+
+    from gpuportal_core.reservations import Reservation
+
+    now = datetime.now().replace(microsecond=0)
+    window = Reservation(
+        "maint", now + timedelta(hours=2), now + timedelta(hours=3), ("gpu01", "gpu02"), ("MAINT",)
+    )
+    snapshot = Snapshot(SNAPSHOT.nodes, [], now, [window])
+    view = capacity_view(PROFILES, snapshot, GroupUse("ds", used=5, limit=6, mine=4))
+    assert view["profiles"]["gpu-1"]["fits_now"] is not None  # within the group: offered
+    gpu2 = view["profiles"]["gpu-2"]
+    assert gpu2["fits_now"] is None and gpu2["text"].startswith("Waits for your group's GPU")
