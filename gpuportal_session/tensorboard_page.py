@@ -47,6 +47,7 @@ PAGES = jinja2.Environment(
     autoescape=True,
 )
 
+NOTICES_JS = (TEMPLATES_DIR / "shared" / "notices.js").read_text()
 START_TIMEOUT_S = 60
 # jupyter-server-proxy leaves CSRF checks to the proxied app, and the hub's cookie rides along
 # with any cross-site POST: so each form carries this token, which another site cannot read.
@@ -56,8 +57,9 @@ PAGE_HEADERS = [
     ("Content-Type", "text/html; charset=utf-8"),
     (
         "Content-Security-Policy",
-        "default-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors 'none'; "
-        "form-action 'self'; base-uri 'self'; object-src 'none'",
+        # data: images: Bootstrap draws the narrow screen's menu button from one.
+        "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+        "frame-ancestors 'none'; form-action 'self'; base-uri 'self'; object-src 'none'",
     ),
     ("X-Frame-Options", "DENY"),
     ("X-Content-Type-Options", "nosniff"),
@@ -169,6 +171,7 @@ def _links() -> dict[str, str]:
         "portal": base + "services/portal",
         "lab": prefix + "lab",
         "user": os.environ.get("JUPYTERHUB_USER", ""),
+        "page_root": prefix + "tensorboard/",  # this page's files (notices.js)
     }
 
 
@@ -215,6 +218,11 @@ def app(environ: dict[str, Any], start_response: Any) -> Iterable[bytes]:
             return [b""]
         start_response("400 Bad Request", PAGE_HEADERS)
         return [page(problem, logdir).encode()]
+    if path == "notices.js":
+        # The notices banner's code (templates/shared), a file: this page runs no inline script.
+        start_response("200 OK", [("Content-Type", "text/javascript; charset=utf-8"),
+                                  ("X-Content-Type-Options", "nosniff")])  # fmt: skip
+        return [NOTICES_JS.encode()]
     if path.startswith("view/"):
         shown = view_page(path[5:])
         if shown is None:
