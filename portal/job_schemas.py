@@ -92,6 +92,12 @@ class JobPublic(BaseModel):
     tasks: dict[str, str] = Field(description="An array job's tasks and their states.")
     request: dict[str, object]
     script: str
+    use_state: str = Field(
+        default="",
+        description="What is known of what it used (GET /jobs/{id}/use): 'known'; 'pending', "
+        "ended but not read from Slurm's accounting yet (a minute or two); 'none', the "
+        "accounting has no record of it; empty while it runs.",
+    )
 
 
 class JobDetailPublic(JobPublic):

@@ -371,4 +371,14 @@ def public_fields(record: JobRecord) -> dict[str, Any]:
         "tasks": record.tasks,
         "request": record.request,
         "script": record.script,
+        "use_state": _use_state(record),
     }
+
+
+def _use_state(record: JobRecord) -> str:
+    """What the jobs page may ask of GET .../use: it asked too early and got 404s."""
+    if not settled(record.state):
+        return ""
+    if record.use is None:
+        return "pending"
+    return "none" if record.use.get("recorded") is False else "known"

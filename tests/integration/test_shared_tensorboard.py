@@ -58,6 +58,9 @@ def test_a_shared_tensorboard_is_the_groups_and_nothing_more(
     # confirmation for a server shared by someone else), in words that say what it is.
     bob.wait_for_selector("#oauth-allow")
     assert bob.inner_text("h1") == "Open alice's shared TensorBoard"
+    said = bob.inner_text("form ul")
+    assert "Identify the owner of the requesting entity" not in said, said  # issue 34, item 16
+    assert "Know your user name and groups." in said, said
     bob.click("#oauth-allow")
     bob.wait_for_url("**" + BOARD + "**")
     bob.wait_for_selector("text=demo/loss", timeout=60_000)
