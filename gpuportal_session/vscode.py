@@ -124,6 +124,11 @@ def main() -> None:
             f"{user_data}/Machine/settings.json is not plain JSON: left as it is",
             file=sys.stderr,
         )
+    # No extension marketplace unless the site names one: code-server's default, open-vsx.org,
+    # is on the internet, which a cluster's nodes usually cannot reach (every page of VS Code
+    # asked it and failed). A site with a mirror sets EXTENSIONS_GALLERY in the job's
+    # environment; installing a .vsix file works either way.
+    os.environ.setdefault("EXTENSIONS_GALLERY", "{}")
     argv = command_line(socket_path, os.getcwd(), empty_config(runtime), user_data)
     os.execvp(argv[0], argv)
 

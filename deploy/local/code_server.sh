@@ -33,6 +33,24 @@ if [ ! -f "$entry" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     chmod -R a+rX "$PREFIX"
     echo "$want" >"$stamp"
 fi
+# VS Code's web client asks for the optional signing module "vsda", which Microsoft's builds
+# carry and code-server does not (coder/code-server#7090: two 404s on every load). Without it
+# the client signs nothing (its own fallback); these stand-ins give that same answer without a
+# failed request: a validator that returns messages unchanged.
+vsda=$PREFIX/app/node_modules/code-server/lib/vscode/node_modules/vsda/rust/web
+if [ ! -f "$vsda/vsda.js" ]; then
+    mkdir -p "$vsda"
+    cat >"$vsda/vsda.js" <<'JS'
+/* Stand-in written by deploy/local/code_server.sh: no signing (VS Code's fallback), no 404. */
+globalThis.vsda_web = {
+  default: async function () {},
+  sign: function (value) { return value; },
+  validator: class { createNewMessage(m) { return m; } validate() { return "ok"; } free() {} },
+};
+JS
+    printf '' >"$vsda/vsda_bg.wasm"
+    chmod -R a+rX "$PREFIX/app/node_modules/code-server/lib/vscode/node_modules/vsda"
+fi
 cat >"$VENV/bin/code-server" <<SH
 #!/bin/sh
 # Written by deploy/local/code_server.sh: code-server $CODE_SERVER_VERSION on its own Node.

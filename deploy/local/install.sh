@@ -80,6 +80,11 @@ if ! id "$SERVICE_USER" >/dev/null 2>&1; then
         --shell /usr/sbin/nologin "$SERVICE_USER"
 fi
 "$VENV/bin/gpuportal-admin" sudoers --install | sed 's/^/[install] sudo rule: /'
+# nbdime's JupyterLab extension (nbdime 4.0.4, the newest) was built for the older
+# @jupyter/ydoc 3: JupyterLab loads every installed extension's code, disabled or not, and it
+# warned "Unsatisfied version 4.0.0 ... (required ^3.0.0-a3)" on every page. jupyterlab-git
+# carries its own notebook diff; nbdime's Python side (which it uses) stays.
+rm -rf "$VENV/share/jupyter/labextensions/nbdime-jupyterlab"
 bash "$HERE/labextension.sh" "$VENV"
 bash "$HERE/code_server.sh" "$VENV"
 bash "$HERE/environments.sh" "$VENV"
