@@ -27,7 +27,7 @@ from tornado import web
 
 from gpuportal_session.board_answers import board_headers, fix_index, is_index, plain_request
 from gpuportal_session.hub_tls import server_context
-from gpuportal_session.session_tmp import fresh_runtime_dir, session_tmpdir
+from gpuportal_session.session_tmp import fresh_runtime_dir
 from gpuportal_session.singleuser import free_port, listen_address, report_port
 from gpuportal_session.tensorboard_private import (
     RUNTIME_ENV,
@@ -163,9 +163,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     token = Path(args.token_file).read_text().strip()
     # The board's sockets in a directory of the owner's own, made 0700 with a random name.
-    os.environ[RUNTIME_ENV] = runtime = fresh_runtime_dir()
-    # TensorBoard's record of itself (.tensorboard-info) in there, not in the node's shared /tmp.
-    os.environ["TMPDIR"] = session_tmpdir(runtime)
+    os.environ[RUNTIME_ENV] = fresh_runtime_dir()
     socket_path = start_board(args.logdir)
     asyncio.run(serve(socket_path, token, args.logdir, frozenset(args.group)))
 

@@ -19,7 +19,8 @@ import shlex
 import tempfile
 from typing import Any
 
-from gpuportal_session.tensorboard_private import alive
+from gpuportal_session.session_tmp import records_dir, records_in
+from gpuportal_session.tensorboard_private import RUNTIME_ENV, alive
 
 
 def start(args_string: str) -> None:
@@ -28,14 +29,23 @@ def start(args_string: str) -> None:
     from tensorboard import manager
 
     handle = display.display(display.Pretty("Starting TensorBoard…"), display_id=True)
-    forget_dead_boards()
-    result = manager.start(shlex.split(args_string, comments=True, posix=True))
+    # The session's TensorBoards record themselves in its private folder (tensorboard_private):
+    # looked for there, and nowhere else.
+    with records_in(session_records()):
+        forget_dead_boards()
+        result = manager.start(shlex.split(args_string, comments=True, posix=True))
     if isinstance(result, manager.StartLaunched | manager.StartReused):
         if handle is not None:
             handle.update(display.HTML(board_html(result.info)))
         return
     if handle is not None:
         handle.update(display.Pretty(failure(result)))
+
+
+def session_records() -> str | None:
+    """The session's folder of TensorBoard records (None outside a session: TensorBoard's own)."""
+    runtime = os.environ.get(RUNTIME_ENV, "")
+    return records_dir(runtime) if runtime and os.path.isdir(runtime) else None
 
 
 def forget_dead_boards() -> None:

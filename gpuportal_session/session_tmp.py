@@ -1,7 +1,7 @@
 """A session's private folder in the node's /tmp, and the sweep of those killed sessions left.
 
 Each session (JupyterLab, a shared TensorBoard) makes one folder of random name, 0700, for its
-sockets, its TensorBoard records and its temporary files (TMPDIR). A session that ends normally
+sockets and its TensorBoards' records (records_dir). A session that ends normally
 removes it (atexit, run on scancel's SIGTERM). One that was killed (SIGKILL after the time
 limit's grace, a node that failed) cannot, and Slurm leaves a node's /tmp as the job left it;
 so each folder holds a lock for as long as its process lives, and the next session of the same
@@ -14,11 +14,13 @@ have been given to another process since.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import fcntl
 import os
 import shutil
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 LOCK = ".in-use"
@@ -43,13 +45,29 @@ def fresh_runtime_dir(root: Path = Path("/tmp")) -> str:
     return path
 
 
-def session_tmpdir(runtime: str) -> str:
-    """The session's TMPDIR inside its private folder: `tempfile` in kernels and TensorBoard's
-    notebook records (<TMPDIR>/.tensorboard-info, which TensorBoard otherwise makes
-    world-writable in the node's shared /tmp) are the session's own and go with it."""
+def records_dir(runtime: str) -> str:
+    """Where the session's TensorBoards keep their records (TensorBoard's `.tensorboard-info`,
+    under the temporary folder it is given): in the session's private folder, not the node's
+    /tmp, where TensorBoard makes that folder world-writable and where a later session reused
+    an ended one's dead instance. Only TensorBoard is pointed here (records_in): the session's
+    own TMPDIR stays the site's, which jobs it submits to other nodes inherit."""
     path = os.path.join(runtime, "tmp")
     os.makedirs(path, mode=0o700, exist_ok=True)
     return path
+
+
+@contextlib.contextmanager
+def records_in(folder: str | None) -> Iterator[None]:
+    """`tempfile` (and so TensorBoard's notebook manager) uses folder within this block."""
+    if not folder:
+        yield
+        return
+    before = tempfile.tempdir
+    tempfile.tempdir = folder
+    try:
+        yield
+    finally:
+        tempfile.tempdir = before
 
 
 def sweep_left_behind(root: Path, uid: int | None = None) -> list[Path]:

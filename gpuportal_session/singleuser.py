@@ -19,7 +19,7 @@ from urllib.parse import urlparse, urlunparse
 from gpuportal_session import dask_setup
 from gpuportal_session.hub_tls import client_context
 from gpuportal_session.session_files import link_shared, sync_templates
-from gpuportal_session.session_tmp import fresh_runtime_dir, session_tmpdir
+from gpuportal_session.session_tmp import fresh_runtime_dir
 from gpuportal_session.tensorboard_private import RUNTIME_ENV, runtime_dir
 
 # jsonschema imports rfc3987_syntax for its "iri" format checks, and that module builds about
@@ -98,10 +98,6 @@ def prepare_tensorboard() -> None:
     if not os.environ.get(RUNTIME_ENV):
         # The page and `%tensorboard` find it through the environment they inherit.
         os.environ[RUNTIME_ENV] = fresh_runtime_dir()
-    # Kernels' temporary files, and `%tensorboard`'s records of its instances, in the session's
-    # own folder: TensorBoard keeps those in <TMPDIR>/.tensorboard-info, world-writable in the
-    # node's /tmp otherwise, where a later session reused an ended one's dead instance.
-    os.environ["TMPDIR"] = session_tmpdir(os.environ[RUNTIME_ENV])
     try:
         directory = runtime_dir()
     except (OSError, SystemExit) as error:

@@ -17,8 +17,11 @@ import json
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
+
+from gpuportal_session.session_tmp import records_dir
 
 MAX_INSTANCES = 999
 RUNTIME_ENV = "GPUPORTAL_RUNTIME_DIR"
@@ -148,6 +151,9 @@ def main(argv: list[str] | None = None) -> None:
 
     atexit.register(release, directory, number)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # so that atexit runs
+    # TensorBoard's record of itself (.tensorboard-info) in the session's private folder, where
+    # `%tensorboard` looks (notebook_tensorboard), not in the node's shared /tmp.
+    tempfile.tempdir = records_dir(str(directory.parent))
     board = program.TensorBoard(server_class=UnixSocketServer)
     # The argv exactly as given: %tensorboard finds this instance by a key made from it.
     board.configure(argv=["tensorboard", *args])

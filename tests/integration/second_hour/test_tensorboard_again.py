@@ -2,9 +2,9 @@
 and a killed session's private /tmp folder is gone once the next session of its user starts.
 
 On the second lane (erin, nodes of their own): TensorBoard records each instance in
-<TMPDIR>/.tensorboard-info and reused a dead one's record (port 1, 404) from the node's shared
-/tmp. Now each session has its own TMPDIR in its private folder, dead records are dropped, and a
-killed session's folder (its lock free) is removed by the next one.
+<temporary folder>/.tensorboard-info and reused a dead one's record (port 1, 404) from the node's
+shared /tmp. Now the session's TensorBoards record themselves in its private folder, dead records
+are dropped, and a killed session's folder (its lock free) is removed by the next one.
 """
 
 from __future__ import annotations
@@ -48,9 +48,18 @@ def run_board(page: Any, hub: Hub) -> str:
     page.wait_for_selector("#jp-main-statusbar :text('PyTorch | Idle')")
     page.click("text=Run")
     page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
-    frame = page.frame_locator(".jp-OutputArea-output iframe")
-    frame.locator("text=train/loss").first.wait_for()
-    return page.get_attribute(".jp-OutputArea-output iframe", "src") or ""
+    # The last cell's output: the board's frame, or the words saying why there is none.
+    last = page.locator(".jp-CodeCell").last.locator(".jp-OutputArea-output")
+
+    def said() -> str:
+        text = last.first.inner_text() if last.count() else ""
+        return "" if text.startswith("Starting TensorBoard") else text
+
+    wait_for(said, 240, "the last cell's output")
+    frames = last.locator("iframe")
+    assert frames.count() == 1, last.first.inner_text()
+    page.frame_locator(".jp-OutputArea-output iframe").locator("text=train/loss").first.wait_for()
+    return frames.get_attribute("src") or ""
 
 
 def test_tensorboard_works_again_after_a_killed_session(

@@ -75,3 +75,16 @@ def test_links_and_other_peoples_folders_are_never_touched(tmp_path: Path) -> No
     assert session_tmp.sweep_left_behind(tmp_path) == []
     assert session_tmp.sweep_left_behind(tmp_path, uid=os.getuid() + 1) == []  # not its owner
     assert target.is_dir() and other.is_dir()
+
+
+def test_tensorboards_records_go_to_the_private_folder_only_within_the_block(
+    tmp_path: Path,
+) -> None:
+    import tempfile
+
+    before = tempfile.gettempdir()
+    folder = session_tmp.records_dir(str(tmp_path))
+    with session_tmp.records_in(folder):
+        assert tempfile.gettempdir() == folder == str(tmp_path / "tmp")
+    assert tempfile.gettempdir() == before  # the session's own temporary folder is untouched
+    assert (tmp_path / "tmp").stat().st_mode & 0o777 == 0o700
