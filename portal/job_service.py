@@ -371,12 +371,14 @@ def public_fields(record: JobRecord) -> dict[str, Any]:
         "tasks": record.tasks,
         "request": record.request,
         "script": record.script,
-        "use_state": _use_state(record),
+        "use_state": use_state(record),
     }
 
 
-def _use_state(record: JobRecord) -> str:
-    """What the jobs page may ask of GET .../use: it asked too early and got 404s."""
+def use_state(record: JobRecord) -> str:
+    """What is known of what an ended job used: "known", "pending" (not read from Slurm's
+    accounting yet), "none" (the accounting has no record of it); "" while it runs. The jobs
+    page asks GET .../use only once known (it asked too early and got 404s)."""
     if not settled(record.state):
         return ""
     if record.use is None:

@@ -19,7 +19,7 @@ from gpuportal_portal import waste
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.deps import ApiAdmin, ApiCaller, SessionDep, SlurmDep
 from gpuportal_portal.job_schemas import JobUsePublic
-from gpuportal_portal.job_service import settled
+from gpuportal_portal.job_service import use_state
 from gpuportal_portal.models import JobRecord, utcnow
 from gpuportal_portal.session_history import SESSION_LAUNCHER
 
@@ -79,16 +79,16 @@ def last_session(
         .limit(20)
     )
     for record in session.scalars(query):
-        if not settled(record.state):
-            continue
-        recorded = not record.use or record.use.get("recorded") is not False
+        known = use_state(record)
+        if not known:
+            continue  # not over yet
         return LastSessionPublic(
             id=record.id,
             name=record.name,
             slurm_job_id=record.slurm_job_id,
             ended_at=slurm_time_with_zone(record.ended_at),
-            use=JobUsePublic(**record.use) if record.use and recorded else None,
-            recorded=recorded,
+            use=JobUsePublic(**record.use) if known == "known" and record.use else None,
+            recorded=known != "none",
         )
     return None
 
