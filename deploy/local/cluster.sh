@@ -292,6 +292,24 @@ write_configs() {  # slurm.conf first: sacctmgr reads it to find slurmdbd
     install -d /etc/slurm
     render "$HERE/slurm.conf.in" /etc/slurm/slurm.conf "$(extra_slurm_conf)"
     render "$HERE/gres.conf.in" /etc/slurm/gres.conf "$(extra_gres_conf)"
+    write_cgroup_conf /etc/slurm/cgroup.conf
+}
+
+slurm_release() { slurmd -V 2>/dev/null | awk '{print $2}'; }  # 22.05.8, 24.11.5; none: ""
+
+write_cgroup_conf() {  # write_cgroup_conf DEST
+    # Jobs are tracked by process (proctrack/linuxproc), not cgroups: the hosts share one
+    # machine's cgroup tree, which no Slurm of theirs may own. Slurm 22.05 needs no cgroup.conf
+    # for that; since 23.02 slurmd sets up cgroups anyway and stops ("cgroup filesystem not
+    # mounted") unless told CgroupPlugin=disabled, which 22.05 does not know.
+    local release
+    release=$(slurm_release)
+    if [ -n "$release" ] && [ "$(printf '%s\n23.02\n' "$release" | sort -V | head -1)" = 23.02 ]; then
+        printf '# %s\nCgroupPlugin=disabled\n' "$MARK" >"$1.tmp"
+        if cmp -s "$1.tmp" "$1"; then rm -f "$1.tmp"; else mv "$1.tmp" "$1"; fi
+    elif [ -f "$1" ] && grep -q "$MARK" "$1"; then
+        rm -f "$1"
+    fi
 }
 
 slurm_dirs() {
@@ -408,6 +426,7 @@ render_to() {  # the Slurm configs this script writes, into a folder (golden-fil
     DBPW=@DBPW@
     render "$HERE/slurm.conf.in" "$1/slurm.conf"
     render "$HERE/gres.conf.in" "$1/gres.conf"
+    write_cgroup_conf "$1/cgroup.conf"
     render "$HERE/slurmdbd.conf.in" "$1/slurmdbd.conf"
 }
 

@@ -41,7 +41,9 @@ layered_venv() {  # layered_venv DIR: a venv that also sees the session venv's p
 layered_venv "$ENVS/analysis"
 layered_venv "$ENVS/torch"
 if ! KERAS_BACKEND=torch "$ENVS/torch/bin/python" -c 'import torch, sklearn, keras' 2>/dev/null; then
-    say "PyTorch (CPU build), scikit-learn and Keras 3 in $ENVS/torch"
+    # Python 3.11 takes the CPU build from this machine's wheel folder where it has one; elsewhere
+    # (Debian 13's Python 3.13) PyPI's build for CUDA, about 5 GB with its libraries.
+    say "PyTorch 2.13, scikit-learn and Keras 3 in $ENVS/torch"
     "$ENVS/torch/bin/pip" install -q "torch==2.13.0" "scikit-learn>=1.4" "keras>=3.3"
 fi
 # DeepSpeed for the multi-node jobs (without its compiled ops: where a node has a compiler they

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Everything the demo (and, with --test, the tests) needs on a fresh Debian 12 machine, as root.
+# Everything the demo (and, with --test, the tests) needs on a fresh Debian 12 (Slurm 22.05,
+# Python 3.11) or Debian 13 (Slurm 24.11, Python 3.13) machine, as root.
 # Safe to run again: it installs only what is missing and rebuilds the venv only when
 # pyproject.toml changed.
 set -euo pipefail
@@ -11,8 +12,23 @@ WITH_TESTS=0
 
 say() { printf '[install] %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || { echo "[install] run as root" >&2; exit 1; }
+# The Debians it was built and tested on (docs/support.md); any other is refused before it
+# changes anything, since package names and versions differ between releases.
+. /etc/os-release
+case "${ID:-}:${VERSION_ID:-}" in
+    debian:12 | debian:13) say "Debian ${VERSION_ID} (${VERSION_CODENAME:-})" ;;
+    *)
+        echo "[install] this is ${PRETTY_NAME:-an unknown system}; the demo installs on Debian 12" \
+            "(bookworm) or Debian 13 (trixie) only. On another system, follow the README's" \
+            "\"Running it on a real cluster\" with its own packages." >&2
+        exit 1
+        ;;
+esac
 
 packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates openssl lmod r-cran-irkernel git)
+# The local cluster's hosts (ip, pgrep): a full Debian has them, a minimal one (a container's,
+# debootstrap's) does not.
+packages+=(iproute2 procps)
 # The sessions' desktop (gpuportal_session.desktop): TigerVNC and a small Xfce, D-Bus per session.
 packages+=(tigervnc-standalone-server xfce4-session xfwm4 xfce4-panel xfdesktop4 xfce4-terminal xfce4-settings dbus-x11 xdotool xauth)
 # Prometheus and the nodes' exporter (deploy/local/prometheus.sh).
