@@ -5,8 +5,11 @@
 #   tests/debian13.sh prepare   make the root and run install.sh --test in it (its log:
 #                               /var/lib/portal-debian13/install.log); make test runs it in the
 #                               background while the Debian 12 lanes run
-#   tests/debian13.sh test      in the root: the cluster, HTTPS, PostgreSQL, then both lanes
-#                               (tests/lanes.sh) on those tests; stops it all afterwards
+#   tests/debian13.sh test [--after DIR]
+#                               in the root: the cluster, HTTPS, PostgreSQL, then both lanes
+#                               (tests/lanes.sh) on those tests; stops it all afterwards. With
+#                               --after (a folder of the root), each lane starts once DIR/<lane>
+#                               exists: make test's Debian 12 lane of the same users has ended
 set -uo pipefail
 cd "$(dirname "$0")/.."
 D13=deploy/local/debian13.sh
@@ -25,12 +28,14 @@ case "${1:-}" in
         exit "$rc"
         ;;
     test)
+        after=""
+        [ "${2:-}" = --after ] && after=${3:?--after needs a folder}
         bash "$D13" up >/dev/null || exit 1
         tests=$(grep -v '^#' tests/debian13-tests.txt)
         # shellcheck disable=SC2086  # one path a word
         bash "$D13" run bash -c 'bash deploy/local/cluster.sh start && bash deploy/local/https.sh make &&
             bash deploy/local/https.sh trust && bash deploy/local/postgres.sh start &&
-            bash tests/lanes.sh /opt/gpuportal/venv/bin/python "$@"' debian13 $tests
+            LANES_AFTER_DIR="$0" bash tests/lanes.sh /opt/gpuportal/venv/bin/python "$@"' "$after" $tests
         rc=$?
         bash "$D13" down >/dev/null 2>&1
         exit "$rc"

@@ -40,6 +40,9 @@ make_root() {
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
     fi
     [ -x "$ROOT/usr/bin/apt-get" ] && return
+    # A folder without a system (files written into it before a root was made): no mounts can
+    # be under it, since the holder runs only on a made root.
+    [ -d "$ROOT" ] && ! holder_pid && rm -rf --one-file-system "$ROOT"
     say "Debian 13 root at $ROOT (debootstrap, about half a minute)"
     rm -rf --one-file-system "$ROOT.partial"
     mkdir -p "$TOP"
