@@ -14,7 +14,7 @@ say() { printf '[install] %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || { echo "[install] run as root" >&2; exit 1; }
 # The Debians it was built and tested on (docs/support.md); any other is refused before it
 # changes anything, since package names and versions differ between releases.
-. /etc/os-release
+. "${PORTAL_OS_RELEASE:-/etc/os-release}"  # the variable: for the tests of this refusal
 case "${ID:-}:${VERSION_ID:-}" in
     debian:12 | debian:13) say "Debian ${VERSION_ID} (${VERSION_CODENAME:-})" ;;
     *)

@@ -89,7 +89,7 @@ def test_a_shared_tensorboard_is_the_groups_and_nothing_more(
     alice.wait_for_selector("[data-board='tb-runs'][data-state='running']", timeout=120_000)
     hub.stop_server(alice_api, "alice")
     wait_for(lambda: not board_steps(), 60, "the board to end with the session")
-    alice.reload()
+    # Her open home page says so by itself, without a reload.
     alice.wait_for_selector("[data-board='tb-runs'][data-state='stopped']", timeout=60_000)
 
 
