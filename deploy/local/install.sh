@@ -33,6 +33,9 @@ packages+=(iproute2 procps)
 packages+=(python3-dev)
 # The sessions' desktop (gpuportal_session.desktop): TigerVNC and a small Xfce, D-Bus per session.
 packages+=(tigervnc-standalone-server xfce4-session xfwm4 xfce4-panel xfdesktop4 xfce4-terminal xfce4-settings dbus-x11 xdotool xauth)
+# The SVG loader of GdkPixbuf (a recommendation, which --no-install-recommends leaves out):
+# Debian 13's Xfce draws its default backdrop from an SVG, and the desktop was black without it.
+packages+=(librsvg2-common)
 # Prometheus and the nodes' exporter (deploy/local/prometheus.sh).
 packages+=(prometheus prometheus-node-exporter)
 # What code-server's npm guide asks for to build VS Code's native modules (code_server.sh).
