@@ -37,7 +37,10 @@ make_root() {
     for tool in debootstrap rsync; do command -v "$tool" >/dev/null || missing+=("$tool"); done
     if [ "${#missing[@]}" -gt 0 ]; then
         say "apt packages: ${missing[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+        # With the package lists fetched first where this machine has none yet.
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null ||
+            { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+                --no-install-recommends "${missing[@]}" >/dev/null; }
     fi
     [ -x "$ROOT/usr/bin/apt-get" ] && return
     # A folder without a system (files written into it before a root was made): no mounts can
