@@ -18,12 +18,10 @@ LOG=${PORTAL_DEBIAN13_DIR:-/var/lib/portal-debian13}/install.log
 case "${1:-}" in
     prepare)
         mkdir -p "$(dirname "$LOG")"
-        started=$(date +%s)
         {
             bash "$D13" up && bash "$D13" online bash deploy/local/install.sh --test
         } >"$LOG" 2>&1
         rc=$?
-        echo $(($(date +%s) - started)) >"$LOG.seconds"
         [ "$rc" = 0 ] || { echo "[debian13] the install failed (exit $rc); its last lines:"; tail -30 "$LOG"; }
         exit "$rc"
         ;;
@@ -33,8 +31,7 @@ case "${1:-}" in
         bash "$D13" up >/dev/null || exit 1
         tests=$(grep -v '^#' tests/debian13-tests.txt)
         # shellcheck disable=SC2086  # one path a word
-        bash "$D13" run bash -c 'bash deploy/local/cluster.sh start && bash deploy/local/https.sh make &&
-            bash deploy/local/https.sh trust && bash deploy/local/postgres.sh start &&
+        bash "$D13" run bash -c 'bash tests/services.sh &&
             LANES_AFTER_DIR="$0" bash tests/lanes.sh /opt/gpuportal/venv/bin/python "$@"' "$after" $tests
         rc=$?
         bash "$D13" down >/dev/null 2>&1

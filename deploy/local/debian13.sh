@@ -139,9 +139,7 @@ enter() {  # enter NETWORK CMD...: NETWORK is own (the holder's) or online (this
 
 stop_holder() {
     holder_pid || { rm -f "$HOLDER"; return 0; }
-    if enter own test -f Makefile 2>/dev/null; then
-        enter own make --no-print-directory stop || say "make stop failed; ending its processes"
-    fi
+    enter own make --no-print-directory stop || say "make stop failed; ending its processes"
     kill "$(cat "$HOLDER")" 2>/dev/null || true
     for _ in $(seq 50); do holder_pid || break; sleep 0.1; done
     rm -f "$HOLDER"
