@@ -112,7 +112,8 @@ async def query(ids: dict[str, str]) -> dict[str, Any]:
 
     async def recording(argv: list[str], **kwargs: Any) -> CommandResult:
         result = await real_run(argv, **kwargs)
-        if argv[-2:] == ["show", "config"]:  # fair_share's first command: kept apart, below
+        if argv[-2:] == ["show", "config"]:  # fair_share's first command
+            records["show_config_priority"] = kept_config(result)
             return result
         records[current["name"]] = {
             "argv": list(argv),
@@ -153,17 +154,17 @@ async def query(ids: dict[str, str]) -> dict[str, Any]:
     return records
 
 
-def priority_config() -> dict[str, Any]:
-    """What fair_share reads of `scontrol show config`: the priority plugin (and the release)."""
-    config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True)
+def kept_config(result: CommandResult) -> dict[str, Any]:
+    """What fair_share reads of `scontrol show config`: the priority plugin (and the release),
+    kept without the rest of the cluster's settings."""
     kept = [
         line
-        for line in config.stdout.splitlines()
+        for line in result.stdout.splitlines()
         if line.startswith(("PriorityType", "SLURM_VERSION"))
     ]
     return {
         "argv": ["scontrol", "show", "config"],
-        "returncode": config.returncode,
+        "returncode": result.returncode,
         "stdout": "".join(line + "\n" for line in kept),
         "stderr": "",
     }
@@ -175,7 +176,6 @@ def main() -> None:
         commands = asyncio.run(query(ids))
     finally:
         clean_up(ids)
-    commands["show_config_priority"] = priority_config()
     captured = {"release": release(), "jobs": ids, "commands": commands}
     OUT.mkdir(parents=True, exist_ok=True)
     path = OUT / f"{captured['release']}.json"
