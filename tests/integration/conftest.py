@@ -85,6 +85,32 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return (yield)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A failed test's report carries what a CI log needs to tell why: the end of its hub's
+    log, and where each open browser page was and what it said (CI keeps only the output)."""
+    report = yield
+    if report.failed and call.when == "call":
+        for name, text in _failure_context(getattr(item, "funcargs", {})):
+            report.sections.append((name, text))
+    return report
+
+
+def _failure_context(fixtures: dict[str, object]) -> Iterator[tuple[str, str]]:
+    for value in fixtures.values():
+        if isinstance(value, Hub) and value.log_path.exists():
+            tail = value.log_path.read_text(errors="replace").splitlines()[-60:]
+            yield f"the hub's log ({value.log_path}), its last 60 lines", "\n".join(tail)
+    browser = fixtures.get("browser")
+    for context in getattr(browser, "contexts", []):
+        for page in context.pages:
+            try:
+                said = page.inner_text("body", timeout=2000)[:1500]
+            except Exception as error:  # a closed or crashed page: say so, never hide the failure
+                said = f"(unreadable: {error})"
+            yield f"browser page at {page.url}", said
+
+
 def _lane_hub(
     tmp_path_factory: pytest.TempPathFactory,
     port: int,

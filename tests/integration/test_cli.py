@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from gpuportal_cli.main import cli
-from tests.hubproc import VENV_BIN
+from tests.hubproc import VENV_BIN, wait_for
 from tests.integration.conftest import Hub, cancel_user_jobs
 
 pytestmark = pytest.mark.integration
@@ -39,8 +39,15 @@ def alice(hub: Hub) -> Iterator[str]:
 
 def test_who_and_capacity(hub: Hub, clean: None, alice: str) -> None:
     assert run(hub, alice, "whoami").output == "alice, groups: ds\n"
-    shown = run(hub, alice, "capacity").output
-    assert "Partition gpu: 8 of 8 GPUs free (as of " in shown, shown
+    # Capacity is one look at the cluster shared for capacity_ttl (10 s) and says "as of" when:
+    # the previous test's job may still be in the look that is current when this one starts.
+    free = "Partition gpu: 8 of 8 GPUs free (as of "
+
+    def free_shown() -> str:
+        output = run(hub, alice, "capacity").output
+        return output if free in output else ""
+
+    shown = str(wait_for(free_shown, 15, free, step=1.0))
     assert "gpu-1" in shown and "starts now" in shown.lower()
     listed = json.loads(run(hub, alice, "--json", "profiles", "list").output)
     assert [p["slug"] for p in listed][:3] == ["gpu-1", "gpu-2", "gpu-4"]
