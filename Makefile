@@ -1,12 +1,12 @@
 # The two commands of the README, and their helpers. Run as root on Debian 12 or 13.
 VENV ?= /opt/gpuportal/venv
 PYTEST_ARGS ?=
-CODE = gpuportal_core spawner portal gpuportal_session gpuportal_cli tests bench deploy
+CODE = gpuportal_core spawner portal gpuportal_session gpuportal_cli tests bench deploy docs
 # portal/ and spawner/ install as gpuportal_portal and gpuportal_spawner (pyproject.toml); mypy
 # cannot follow setuptools' editable finder, so it reads them through links of those names.
 IMPORT_NAMES = build/import-names
 
-.PHONY: demo stop test lint typecheck status
+.PHONY: demo stop test docs lint typecheck status
 
 demo:
 	@bash deploy/local/install.sh
@@ -43,6 +43,14 @@ status:
 
 test:
 	@VENV=$(VENV) CODE="$(CODE)" bash tests/make_test.sh $(PYTEST_ARGS)
+
+# The docs site (docs/): warnings are errors, every reference resolves, every internal link
+# lands; the built pages in docs/_build/html, which the portal serves at /services/portal/manual/.
+docs:
+	@bash deploy/local/install.sh
+	@rm -rf docs/_build/html
+	@$(VENV)/bin/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
+	@$(VENV)/bin/python docs/_ext/check_links.py docs/_build/html
 
 typecheck:
 	@mkdir -p $(IMPORT_NAMES)

@@ -45,9 +45,9 @@ port = settings.hub_port
 session_venv = settings.session_venv
 
 # -- the hub and its proxy --------------------------------------------------------------
-# HTTPS in front (docs/security.md): the proxy serves the site's certificate, plain HTTP on
-# PORTAL_HTTP_REDIRECT_PORT answers with a redirect, and browsers are told to keep to HTTPS
-# (HSTS). JupyterHub marks its cookies Secure on an HTTPS request by itself. Without a
+# HTTPS in front (docs/explanation/security.md): the proxy serves the site's certificate,
+# plain HTTP on PORTAL_HTTP_REDIRECT_PORT answers with a redirect, and browsers are told to keep
+# to HTTPS (HSTS). JupyterHub marks its cookies Secure on an HTTPS request by itself. Without a
 # certificate the hub serves HTTP, for a front end (nginx) that ends TLS and sends
 # X-Forwarded-Proto: https.
 public_tls = bool(settings.public_tls_cert)

@@ -66,7 +66,8 @@ def install_sudoers(text: str, target: str = SUDOERS_FILE) -> None:
             os.unlink(tmp.name)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The command's arguments (the docs' reference renders them: docs/reference/cli.md)."""
     parser = argparse.ArgumentParser(prog="gpuportal-admin", description=__doc__.split("\n")[0])
     commands = parser.add_subparsers(dest="command", required=True)
     sudoers = commands.add_parser("sudoers", help="the service account's sudo rule")
@@ -76,7 +77,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser(
         "preflight", help="check the hub host, the cluster and the nodes; a line each"
     )
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     settings = HubSettings()
     if args.command == "preflight":
         return run_preflight(settings)

@@ -14,7 +14,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 VENV=${VENV:-/opt/gpuportal/venv}
-CODE=${CODE:-gpuportal_core spawner portal gpuportal_session gpuportal_cli tests bench deploy}
+CODE=${CODE:-gpuportal_core spawner portal gpuportal_session gpuportal_cli tests bench deploy docs}
 . /etc/os-release
 DEBIAN13=${PORTAL_DEBIAN13:-1}
 [ "${VERSION_ID:-}" = 13 ] && DEBIAN13=0

@@ -7,7 +7,8 @@ running cluster, after setting up what the answers should show: alice's running 
 bob's queued job (BeginTime), a finished job and an array (for sacct and scontrol), a
 reservation (maintenance). Writes what each command printed to
 tests/golden/slurm/<release>.json, which tests/unit/core/test_slurm_releases.py reads: one
-file per Slurm release the product supports, captured from its real daemons (docs/support.md).
+file per Slurm release the product supports, captured from its real daemons
+(docs/reference/support.md).
 Leaves nothing behind: the jobs are cancelled and the reservation deleted.
 """
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The demo's HTTPS, as a site has its own: a CA of the demo's and the hub's certificate signed
 # by it, for the names a browser or a node uses (localhost, 127.0.0.1, hub and its address).
-# A site puts its own certificate in PORTAL_PUBLIC_TLS_CERT / _KEY instead (docs/security.md).
+# A site puts its own certificate in PORTAL_PUBLIC_TLS_CERT / _KEY instead (docs/explanation/security.md).
 #
 #   https.sh make    the CA (STATE/demo-ca/ca.pem, public; its key root's alone) and the hub's
 #                    key and certificate (STATE/hub-tls, the service account's alone); made

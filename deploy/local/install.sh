@@ -12,7 +12,7 @@ WITH_TESTS=0
 
 say() { printf '[install] %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || { echo "[install] run as root" >&2; exit 1; }
-# The Debians it was built and tested on (docs/support.md); any other is refused before it
+# The Debians it was built and tested on (docs/reference/support.md); any other is refused before it
 # changes anything, since package names and versions differ between releases.
 . "${PORTAL_OS_RELEASE:-/etc/os-release}"  # the variable: for the tests of this refusal
 case "${ID:-}:${VERSION_ID:-}" in
@@ -68,7 +68,7 @@ if ! runuser -u nobody -- test -r "$REPO/gpuportal_session/singleuser.py"; then
 fi
 
 # One set of extras for demo and tests alike, so that switching between them never rebuilds.
-extras="hub,portal,session,cli,test"
+extras="hub,portal,session,cli,test,docs"
 stamp="$VENV/.portal-installed"
 want="$(sha256sum "$REPO/pyproject.toml" | cut -c1-16) $extras $REPO"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then

@@ -5,7 +5,7 @@ command SlurmClient runs (tests/slurm_capture.py: 22.05 on Debian 12, 24.11 on D
 captured from the local cluster's real daemons). Each test replays one command's answer through
 the real client (its argv must still be the one captured: a changed command needs a fresh
 capture on both releases) and checks what the portal reads from it, the same on every release.
-Where the releases print differently, the test names the difference (docs/support.md lists
+Where the releases print differently, the test names the difference (docs/reference/support.md lists
 them).
 """
 

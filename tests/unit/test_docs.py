@@ -1,0 +1,131 @@
+"""The docs site builds with warnings as errors, its internal links land, and its reference is
+whole: every configurable trait, every PORTAL_* setting, every REST operation and every command
+is on its page (docs/, `make docs`)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from html.parser import HTMLParser
+from pathlib import Path
+
+import click
+import pytest
+from traitlets.config import Configurable
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "docs" / "_ext"))
+
+from check_links import broken_links  # noqa: E402 (docs/_ext is not a package)
+from gpuportal_reference import openapi_document, operations, settings_rows  # noqa: E402
+
+# As `make docs` builds: warnings are errors, every reference must resolve.
+SPHINX_CHECKS = ("-W", "--keep-going", "-n", "-q", "-b", "html")
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("docs") / "html"
+    build = subprocess.run(
+        [sys.executable, "-m", "sphinx", *SPHINX_CHECKS, str(ROOT / "docs"), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert build.returncode == 0, build.stderr[-4000:]
+    return out
+
+
+class _Ids(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.ids.update(str(value) for name, value in attrs if name == "id" and value)
+
+
+def ids_of(page: Path) -> set[str]:
+    parser = _Ids()
+    parser.feed(page.read_text())
+    return parser.ids
+
+
+def test_every_internal_link_lands(site: Path) -> None:
+    assert broken_links(site) == []
+
+
+def test_the_link_check_finds_a_missing_page_and_a_missing_anchor(tmp_path: Path) -> None:
+    (tmp_path / "a.html").write_text(
+        '<p id="here"><a href="b.html">b</a> <a href="a.html#here">ok</a> '
+        '<a href="a.html#gone">x</a> <a href="https://example.org/">out</a></p>'
+    )
+    assert broken_links(tmp_path) == [
+        "a.html: b.html (no such page)",
+        "a.html: a.html#gone (no such anchor)",
+    ]
+
+
+def configurables() -> Iterator[type[Configurable]]:
+    """Every class of the hub's package with config traits of its own."""
+    import gpuportal_spawner
+
+    for module_info in pkgutil.walk_packages(gpuportal_spawner.__path__, "gpuportal_spawner."):
+        module = importlib.import_module(module_info.name)
+        for _, cls in inspect.getmembers(module, inspect.isclass):
+            if cls.__module__ == module.__name__ and issubclass(cls, Configurable):
+                own = set(cls.class_own_traits(config=True))
+                if own:
+                    yield cls
+
+
+def test_every_configurable_trait_is_in_the_reference(site: Path) -> None:
+    documented = []  # (class, trait) of each entry: ids "gpuportal_spawner.module.Class.trait"
+    for ident in ids_of(site / "reference" / "configuration.html"):
+        if ident.startswith("gpuportal_spawner.") and ident.count(".") == 3:
+            module_name, class_name, trait = ident.rsplit(".", 2)
+            documented.append((getattr(importlib.import_module(module_name), class_name), trait))
+    # Each trait on its own class's entry or on a documented subclass's (traits are inherited).
+    missing = [
+        f"{cls.__name__}.{trait}"
+        for cls in configurables()
+        for trait in cls.class_own_traits(config=True)
+        if not any(issubclass(entry, cls) and name == trait for entry, name in documented)
+    ]
+    assert documented and missing == []
+
+
+def test_every_setting_is_in_the_reference(site: Path) -> None:
+    page = (site / "reference" / "settings.html").read_text()
+    variables = [variable for variable, *_ in settings_rows()]
+    assert len(variables) > 40
+    code = '<code class="docutils literal notranslate"><span class="pre">{}</span>'
+    assert [variable for variable in variables if code.format(variable) not in page] == []
+
+
+def test_every_rest_operation_is_in_the_reference(site: Path) -> None:
+    page = (site / "reference" / "rest-api.html").read_text()
+    missing = [
+        f"{method} {path}"
+        for method, path, _ in operations(openapi_document())
+        if f'{method}</span> <span class="pre">{path}</span>' not in page
+    ]
+    assert missing == []
+
+
+def test_every_command_is_in_the_reference(site: Path) -> None:
+    from gpuportal_cli.main import cli
+
+    documented = ids_of(site / "reference" / "cli.html")
+
+    def commands(group: click.Command, prefix: str) -> Iterator[str]:
+        yield prefix
+        for name, command in getattr(group, "commands", {}).items():
+            yield from commands(command, f"{prefix}-{name}")
+
+    expected = [*commands(cli, "gpuportal"), "gpuportal-admin-sudoers", "gpuportal-admin-preflight"]
+    assert [name for name in expected if name not in documented] == []
