@@ -10,6 +10,7 @@ IMPORT_NAMES = build/import-names
 
 demo:
 	@bash deploy/local/install.sh
+	@VENV=$(VENV) bash deploy/local/docs.sh
 	@bash deploy/local/cluster.sh start
 	@bash deploy/local/https.sh make
 	@bash deploy/local/hub.sh start
@@ -44,13 +45,11 @@ status:
 test:
 	@VENV=$(VENV) CODE="$(CODE)" bash tests/make_test.sh $(PYTEST_ARGS)
 
-# The docs site (docs/): warnings are errors, every reference resolves, every internal link
-# lands; the built pages in docs/_build/html, which the portal serves at /services/portal/manual/.
+# The docs site (docs/) into docs/_build/html, which the portal serves at
+# /services/portal/manual/ (deploy/local/docs.sh: warnings are errors, every link lands).
 docs:
 	@bash deploy/local/install.sh
-	@rm -rf docs/_build/html
-	@$(VENV)/bin/sphinx-build -W --keep-going -n -q -b html docs docs/_build/html
-	@$(VENV)/bin/python docs/_ext/check_links.py docs/_build/html
+	@VENV=$(VENV) bash deploy/local/docs.sh
 
 typecheck:
 	@mkdir -p $(IMPORT_NAMES)

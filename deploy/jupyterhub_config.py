@@ -19,6 +19,7 @@ import gpuportal_spawner.stop_handler
 from gpuportal_core.resources import TEMPLATES_DIR
 from gpuportal_core.settings import HubSettings
 from gpuportal_core.slurm_time import cluster_offset_minutes
+from gpuportal_portal.settings import passed_by_the_hub
 from gpuportal_spawner.board_sharing import BOARDS_PATH, BoardsHandler
 from gpuportal_spawner.capacity import CAPACITY_PATH, CapacityHandler
 from gpuportal_spawner.culling import (
@@ -296,6 +297,7 @@ c.JupyterHub.services = [
         # The user's own model, with `admin`, so that hub admins are portal admins too.
         "oauth_client_allowed_scopes": ["read:users!user"],
         "environment": {
+            **passed_by_the_hub(),  # the portal's own PORTAL_* that this environment sets
             **cluster_env,
             "PORTAL_DATABASE_URL": portal_db,
             "PORTAL_ADMIN_GROUPS": json.dumps(portal_admin_groups),

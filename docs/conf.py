@@ -46,6 +46,8 @@ html_theme_options = {
     "show_prev_next": True,
     "footer_start": ["copyright"],
     "footer_end": [],
+    # The hub serves these pages (/services/portal/manual/): the way back to it.
+    "external_links": [{"name": "Back to the portal", "url": "/hub/home"}],
 }
 html_show_sourcelink = False
 html_copy_source = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from pydantic import Field
@@ -55,6 +56,11 @@ class PortalSettings(ClusterSettings):
     cluster_cache_seconds: float = Field(
         60.0, description="How long partition limits from sinfo are reused."
     )
+    docs_dir: str = Field(
+        "",
+        description="The built docs site (make docs) served at /services/portal/manual/; "
+        "empty: the checkout's docs/_build/html.",
+    )
     # Where the hub reaches the portal (JUPYTERHUB_SERVICE_URL) and under which prefix
     # (JUPYTERHUB_SERVICE_PREFIX); both are set by the hub for a managed service.
     service_url: str = Field("http://127.0.0.1:8090", validation_alias="JUPYTERHUB_SERVICE_URL")
@@ -89,3 +95,22 @@ class PortalSettings(ClusterSettings):
         """The hub's URL prefix ("/hub/"), under JUPYTERHUB_BASE_URL."""
         base = self.hub_base_url.strip("/")
         return f"/{base}/hub/" if base else "/hub/"
+
+
+def passed_by_the_hub() -> dict[str, str]:
+    """The portal's own settings (PORTAL_PROJECT_ROOTS, PORTAL_DOCS_DIR, ...) that the hub's
+    environment sets, as variables for the portal service's environment: JupyterHub passes a
+    service only what its `environment` names and a few of its own (PATH, LANG). The hub's
+    config adds them (deploy/jupyterhub_config.py); what it sets itself wins."""
+    from gpuportal_core.settings import HubSettings
+
+    read = PortalSettings()
+    passed = {}
+    for name in sorted(read.model_fields_set):
+        field = PortalSettings.model_fields[name]
+        if name in HubSettings.model_fields or field.validation_alias is not None:
+            continue  # the hub's own, or the hub's to set (JUPYTERHUB_*)
+        value = getattr(read, name)
+        shown = json.dumps(value) if isinstance(value, list | dict) else str(value)
+        passed[f"PORTAL_{name.upper()}"] = shown
+    return passed

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `make test`, part by part, each part's time printed at the end:
-#   1. install.sh --test, the cluster, HTTPS, PostgreSQL (this machine: Debian 12, Slurm 22.05)
+#   1. install.sh --test, the docs site, the cluster, HTTPS, PostgreSQL (this machine: Debian
+#      12, Slurm 22.05)
 #   2. ruff and mypy
 #   3. every test in two lanes (tests/lanes.sh), while the Debian 13 root is made and installed
 #      in the background (tests/debian13.sh prepare)
@@ -45,7 +46,7 @@ summary() {
     fi
 }
 
-setup() { bash deploy/local/install.sh --test && bash tests/services.sh; }
+setup() { bash deploy/local/install.sh --test && VENV=$VENV bash deploy/local/docs.sh && bash tests/services.sh; }
 # shellcheck disable=SC2086  # CODE is a list of folders
 lint() {
     "$VENV/bin/ruff" check $CODE && "$VENV/bin/ruff" format --check $CODE &&
@@ -53,7 +54,7 @@ lint() {
 }
 
 began=$(date +%s)
-part "Debian 12: install, cluster, HTTPS, PostgreSQL" setup || summary
+part "Debian 12: install, docs, cluster, HTTPS, PostgreSQL" setup || summary
 part "ruff and mypy" lint
 D13_DIR=${PORTAL_DEBIAN13_DIR:-/var/lib/portal-debian13}
 GATES=/tmp/gpuportal-lanes-after  # in the root; the Debian 12 lanes mark their end there

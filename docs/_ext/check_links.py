@@ -40,8 +40,8 @@ def broken_links(root: Path) -> list[str]:
     for path, page in pages.items():
         for link in page.links:
             parts = urlsplit(link)
-            if parts.scheme or parts.netloc or link.startswith(("mailto:", "javascript:")):
-                continue  # leaves the site
+            if parts.scheme or parts.netloc or link.startswith(("/", "mailto:", "javascript:")):
+                continue  # leaves the site (a path from the root: the hub's, which serves it)
             target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
             if target.is_dir():
                 target = target / "index.html"

@@ -52,7 +52,7 @@ def active_entry(page: Any) -> str:
 def test_the_same_navigation_from_hub_to_jobs_to_profiles_and_back(hub: Hub, browser: Any) -> None:
     context, page = open_as(browser, hub, "carol")
     page.goto(f"{hub.url}/hub/home")
-    entries = ["Sessions", "Jobs", "Profiles", "API", "Token", "Users"]
+    entries = ["Sessions", "Jobs", "Profiles", "API", "Docs", "Token", "Users"]
     assert nav_entries(page) == entries and active_entry(page) == "Sessions"
 
     page.click("#nav-jobs")
@@ -72,7 +72,16 @@ def test_the_same_navigation_from_hub_to_jobs_to_profiles_and_back(hub: Hub, bro
     context, page = open_as(browser, hub, "alice")
     for path in ("/hub/home", "/services/portal/jobs"):
         page.goto(hub.url + path)
-        assert nav_entries(page) == ["Sessions", "Jobs", "API", "Token"], path
+        assert nav_entries(page) == ["Sessions", "Jobs", "API", "Docs", "Token"], path
+    # Docs: the docs site this hub serves (make test builds it, as make demo does), and back.
+    page.click("#nav-manual")
+    page.wait_for_url("**/services/portal/manual/")
+    assert page.title().endswith("GPU portal"), page.title()
+    page.click("text=Settings: the PORTAL_* variables")
+    page.wait_for_selector("text=PORTAL_DOCS_DIR")
+    page.click("text=Back to the portal")
+    page.wait_for_url("**/hub/home")
+    page.goto(hub.url + "/services/portal/jobs")
     # Logout from a portal page ends the hub session.
     page.click("#logout")
     page.wait_for_url("**/hub/login**")
