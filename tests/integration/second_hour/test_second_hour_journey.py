@@ -34,6 +34,14 @@ class Warned(Trouble):
         return super().watch(page)
 
 
+def _vscode_waited_for_github(seen: str) -> bool:
+    # VS Code waits 5 s for its built-in GitHub sign-in provider to register when it starts
+    # and logs this when it is later: seen once in a clean-clone make test, on the 2-core
+    # machine running both lanes and the Debian 13 install. Nothing the user sees changes, and
+    # a cluster without internet has no GitHub to sign in to; any other error still fails.
+    return "Timed out waiting for authentication provider 'github' to register" in seen
+
+
 def test_the_second_hour_has_no_console_error_and_no_failed_request(
     hub: Hub, clean: None, browser: Any
 ) -> None:
@@ -57,7 +65,7 @@ def test_the_second_hour_has_no_console_error_and_no_failed_request(
     code.set_default_timeout(120_000)
     code.wait_for_selector(".explorer-folders-view :text('templates')")
     code.wait_for_timeout(3000)  # what it asks after the workbench shows (marketplace, vsda)
-    assert in_code.seen == []
+    assert [seen for seen in in_code.seen if not _vscode_waited_for_github(seen)] == []
     # Closed now: as its tab closes VS Code logs errors of its own ("Long running operations
     # during shutdown are unsupported in the web"), and with the session stopped, its
     # reconnection's; neither is a fault here.
