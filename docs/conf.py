@@ -18,6 +18,7 @@ copyright = "2026, the GPU portal team"
 extensions = [
     "myst_parser",
     "sphinx.ext.autodoc",
+    "sphinx.ext.graphviz",
     "autodoc_traits",
     "sphinx_click",
     "sphinxarg.ext",
@@ -36,6 +37,9 @@ nitpick_ignore_regex = [(r"py:.*", r".*")]
 warnings.filterwarnings("ignore", category=FutureWarning, module="autodoc_traits")
 autodoc_typehints = "none"
 autodoc_member_order = "bysource"
+
+# Drawn at build time by Graphviz's dot (install.sh installs it), as SVG in the page.
+graphviz_output_format = "svg"
 
 html_theme = "pydata_sphinx_theme"
 html_title = "GPU portal"

@@ -22,24 +22,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-# What may be recorded; anything else is a programming error, caught by the tests.
-ACTIONS = frozenset(
-    {
-        "login",
-        "login_failed",
-        "logout",
-        "spawn",
-        "stop",
-        "stop_request",
-        "extend",
-        "share_tensorboard",
-        "profile_edit",
-        "environment_edit",
-        "notice_edit",
-        "job_submit",
-        "job_cancel",
-    }
-)
+# What may be recorded, and what each record holds besides time, source, action and user;
+# anything else is a programming error, caught by the tests. The docs' audit reference is
+# generated from this table (docs/_ext/gpuportal_reference.py).
+ACTIONS: dict[str, str] = {
+    "login": "A login through LDAP: address, groups.",
+    "login_failed": "A refused login: address, why (wrong name or password, not a user name, "
+    "throttled, in no allowed group).",
+    "logout": "A logout: address.",
+    "spawn": "A session's job submitted: server, profile, gpus, cores, mem_gb, runtime, "
+    "environment, partition, job.",
+    "stop": "A session ended: server, job, why (stopped on the hub, culled and by which limit, "
+    "or Slurm's end: time limit, node failure...), by (hub or culler) or slurm_state.",
+    "stop_request": "A request to stop a session, as the hub's API received it: server, by "
+    "(who asked), role (owner, admin or service).",
+    "extend": "A session's time limit raised: server, job, limit_before, limit_after, profile.",
+    "share_tensorboard": "A folder's TensorBoard shared with a group: server, folder, group.",
+    "profile_edit": "A resource profile created, changed, reordered or removed: change, "
+    "subject (its slug), changes (each field before and after).",
+    "environment_edit": "A software environment created, changed or removed: change, subject, "
+    "changes.",
+    "notice_edit": "A notice posted or removed: change, subject, changes.",
+    "job_submit": "A batch job submitted: record, job, name, launcher, nodes, gpus_per_node, "
+    "partition, array.",
+    "job_cancel": "A batch job cancelled: record, job.",
+}
 _log = logging.getLogger(__name__)
 MAX_BYTES = 10 * 1024 * 1024
 BACKUPS = 5

@@ -3,8 +3,8 @@
 The hub (deploy/jupyterhub_config.py), the spawn resumer and the portal each read their
 settings from the environment through one of these models and nothing else, so that a name
 means one thing everywhere and has one default. ClusterSettings holds what all three share
-(the hub's name in job tags, where the Slurm commands are); the README's table of settings is
-checked against these models (tests/unit/test_settings_docs.py).
+(the hub's name in job tags, where the Slurm commands are). The docs' settings reference is
+generated from these models (docs/_ext/gpuportal_reference.py).
 """
 
 from __future__ import annotations

@@ -19,13 +19,13 @@ case "${ID:-}:${VERSION_ID:-}" in
     debian:12 | debian:13) say "Debian ${VERSION_ID} (${VERSION_CODENAME:-})" ;;
     *)
         echo "[install] this is ${PRETTY_NAME:-an unknown system}; the demo installs on Debian 12" \
-            "(bookworm) or Debian 13 (trixie) only. On another system, follow the README's" \
-            "\"Running it on a real cluster\" with its own packages." >&2
+            "(bookworm) or Debian 13 (trixie) only. On another system, follow the docs' \"Install" \
+            "on a site\" (docs/how-to/install-on-a-site.md) with its own packages." >&2
         exit 1
         ;;
 esac
 
-packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates openssl lmod r-cran-irkernel git)
+packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge sudo slapd ldap-utils python3 python3-venv curl ca-certificates openssl lmod r-cran-irkernel git graphviz)
 # The local cluster's hosts (ip, pgrep): a full Debian has them, a minimal one (a container's,
 # debootstrap's) does not.
 packages+=(iproute2 procps)

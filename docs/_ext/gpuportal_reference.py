@@ -8,6 +8,12 @@ which the reference pages include:
                   its default and its description
     rest-api.md   every operation of the portal's REST API, from the OpenAPI document the
                   portal serves, a section per tag and per operation
+    metrics.md    every figure the hub and the portal export to Prometheus: the collectors
+                  their modules register (gpuportal_spawner.metrics, gpuportal_portal.metrics)
+    audit.md      every action of the audit stream and what its records hold
+                  (gpuportal_core.audit.ACTIONS)
+    lifecycle.dot the session's state machine as a graph (gpuportal_core.lifecycle.step, run
+                  on every stage with every kind of event), which the architecture page draws
 
 The traits (autodoc-traits) and the command lines (sphinx-click, sphinx-argparse) come from
 their own extensions. tests/unit/test_docs.py builds the site and checks that every setting,
@@ -128,11 +134,137 @@ def _schema_name(schema: dict[str, Any]) -> str:
     return f"a `{ref.rsplit('/', 1)[-1]}`" if ref else f"`{schema.get('type', 'object')}`"
 
 
+def metric_rows() -> list[tuple[str, str, str, str, str]]:
+    """(where, exported name, type, labels, help) of every gpuportal_* figure: the hub's
+    (/hub/metrics) and the portal's (/services/portal/metrics), as each process registers them
+    in prometheus_client's registry, read from the collectors without running either."""
+    from prometheus_client import REGISTRY
+
+    import gpuportal_portal.metrics as portal_metrics
+    import gpuportal_spawner.metrics as hub_metrics
+
+    if "gpuportal_slurm_calls" not in REGISTRY._names_to_collectors:
+        hub_metrics.install()  # as the hub's config does, once a process
+    # The portal's are its module's (its Slurm calls' too); every other one is the hub's.
+    portal = {id(value) for value in vars(portal_metrics).values()}
+    rows = []
+    for collector in list(REGISTRY._collector_to_names):  # listed nowhere public
+        where = "portal" if id(collector) in portal else "hub"
+        for name, kind, labels, text in _families(collector):
+            if name.startswith("gpuportal"):
+                rows.append((where, name, kind, labels, text))
+    return sorted(rows)
+
+
+def _families(collector: Any) -> Iterator[tuple[str, str, str, str]]:
+    from prometheus_client.metrics import MetricWrapperBase
+
+    if isinstance(collector, MetricWrapperBase):
+        # A Counter, Gauge or Histogram: its name, kind and labels, with no sample needed.
+        kind = collector._type
+        name = collector._name + ("_total" if kind == "counter" else "")
+        yield name, kind, ", ".join(collector._labelnames), collector._documentation
+        return
+    for family in collector.collect():  # a collector of its own (the hub's GPUs, sessions)
+        labels = ", ".join(getattr(family, "_labelnames", ()))
+        yield family.name, family.type, labels, family.documentation
+
+
+def metrics_page() -> Iterator[str]:
+    rows = [
+        (f"`{name}`", where, kind, labels or "(none)", text)
+        for where, name, kind, labels, text in metric_rows()
+    ]
+    yield from _table(("figure", "exported by", "type", "labels", "what it counts"), rows)
+
+
+def audit_page() -> Iterator[str]:
+    from gpuportal_core.audit import ACTIONS
+
+    yield from _table(
+        ("action", "recorded when, and its fields"), [(f"`{a}`", t) for a, t in ACTIONS.items()]
+    )
+
+
+# What Slurm may say of a session's job, one state of each phase, and how the graph names it.
+SLURM_SAYS = {
+    "PENDING": "queued",
+    "RUNNING": "running",
+    "SUSPENDED": "suspended",
+    "REQUEUED": "requeued",
+    "COMPLETING": "completing",
+    "TIMEOUT": "ended",
+}
+
+
+def lifecycle_edges() -> dict[tuple[str, str], list[str]]:
+    """(stage, next stage) -> the events that lead there: the state machine run on every
+    stage with each kind of event (Slurm's answers with and without the port reported)."""
+    from gpuportal_core.jobs import JobInfo
+    from gpuportal_core.lifecycle import FINAL, Event, Seen, Stage, step
+
+    def job(state: str) -> JobInfo:
+        return JobInfo("7", state, "None", "gpu01", "N/A", "alice", "8:00:00", "gpu01", "")
+
+    events: list[tuple[str, Seen]] = [
+        ("spawn", Seen(Event.SPAWN)),
+        ("sbatch answered", Seen(Event.SUBMITTED)),
+        ("JupyterLab answers", Seen(Event.LAB_ANSWERED, port_known=True)),
+        ("JupyterLab unreachable", Seen(Event.LAB_UNREACHABLE, job("RUNNING"))),
+        ("stop", Seen(Event.STOP)),
+        ("cancels done", Seen(Event.CANCELLED)),
+        ("queue limit", Seen(Event.QUEUE_LIMIT, limit=3600)),
+        ("no job", Seen(Event.NO_JOB)),
+        ("job gone", Seen(Event.SLURM, None)),
+    ]
+    for state, said in SLURM_SAYS.items():
+        events.append((f"job {said}", Seen(Event.SLURM, job(state))))
+        events.append((f"job {said}", Seen(Event.SLURM, job(state), port_known=True)))
+    # Each event in the stages where it happens (the machine answers any event in any stage:
+    # a spawn in READY would begin a new life, which the hub never asks).
+    live = set(Stage) - FINAL
+    only_from = {
+        "spawn": FINAL,
+        "sbatch answered": {Stage.SUBMITTING},
+        "no job": {Stage.SUBMITTING},
+        "queue limit": {Stage.QUEUED},
+        "JupyterLab answers": {Stage.STARTING},
+        "JupyterLab unreachable": {Stage.READY},
+        "stop": live - {Stage.STOPPING},
+        "cancels done": {Stage.STOPPING},
+    }
+    edges: dict[tuple[str, str], list[str]] = {}
+    for stage in Stage:
+        for label, seen in events:
+            slurm = seen.kind is Event.SLURM
+            if (label in only_from and stage not in only_from[label]) or (
+                slurm and stage not in live - {Stage.STOPPING}
+            ):
+                continue
+            after = step(stage, seen, job_id="7").stage
+            if after is not stage and label not in edges.setdefault((stage.name, after.name), []):
+                edges[(stage.name, after.name)].append(label)
+    return {edge: labels for edge, labels in edges.items() if labels}
+
+
+def lifecycle_graph() -> Iterator[str]:
+    yield "digraph session {"
+    yield '  node [shape=box, style=rounded, fontname="sans-serif"];'
+    yield '  edge [fontname="sans-serif", fontsize=10];'
+    for (before, after), labels in sorted(lifecycle_edges().items()):
+        label = "\\n".join(labels)  # one event a line, in dot's own newline
+        yield f'  {before} -> {after} [label="{label}"];'
+    yield "}"
+
+
 def write_generated(app: Sphinx | None = None) -> None:
     GENERATED.mkdir(exist_ok=True)
     pages = {
         "settings.md": settings_page(),
         "rest-api.md": rest_api_page(openapi_document()),
+        "metrics.md": metrics_page(),
+        "audit.md": audit_page(),
+        "lifecycle.dot": lifecycle_graph(),
     }
     for name, lines in pages.items():
         text = "\n".join(lines) + "\n"

@@ -1,12 +1,13 @@
 """The docs site builds with warnings as errors, its internal links land, and its reference is
-whole: every configurable trait, every PORTAL_* setting, every REST operation and every command
-is on its page (docs/, `make docs`)."""
+whole: every configurable trait, every PORTAL_* setting, every REST operation, every command,
+every metric and every audit action is on its page (docs/, `make docs`)."""
 
 from __future__ import annotations
 
 import importlib
 import inspect
 import pkgutil
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,7 +22,13 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
 from check_links import broken_links  # noqa: E402 (docs/_ext is not a package)
-from gpuportal_reference import openapi_document, operations, settings_rows  # noqa: E402
+from gpuportal_reference import (  # noqa: E402
+    lifecycle_edges,
+    metric_rows,
+    openapi_document,
+    operations,
+    settings_rows,
+)
 
 # As `make docs` builds: warnings are errors, every reference must resolve.
 SPHINX_CHECKS = ("-W", "--keep-going", "-n", "-q", "-b", "html")
@@ -129,3 +136,38 @@ def test_every_command_is_in_the_reference(site: Path) -> None:
 
     expected = [*commands(cli, "gpuportal"), "gpuportal-admin-sudoers", "gpuportal-admin-preflight"]
     assert [name for name in expected if name not in documented] == []
+
+
+def test_every_metric_and_audit_action_is_in_the_reference(site: Path) -> None:
+    from gpuportal_core.audit import ACTIONS
+
+    metrics = (site / "reference" / "metrics.html").read_text()
+    names = [name for _, name, *_ in metric_rows()]
+    assert len(names) >= 12
+    assert [name for name in names if f'<span class="pre">{name}</span>' not in metrics] == []
+    audit = (site / "reference" / "audit.html").read_text()
+    assert [a for a in ACTIONS if f'<span class="pre">{a}</span>' not in audit] == []
+
+
+def test_the_session_diagram_is_drawn_from_the_state_machine(site: Path) -> None:
+    from gpuportal_core.lifecycle import Stage
+
+    edges = lifecycle_edges()
+    assert {stage.name for stage in Stage} <= {name for edge in edges for name in edge}
+    assert edges[("STARTING", "READY")] == ["JupyterLab answers"]
+    assert "job suspended" in edges[("READY", "SUSPENDED")]
+    # Drawn into the architecture page (an SVG of Graphviz's, no image from elsewhere).
+    page = (site / "explanation" / "architecture.html").read_text()
+    assert '<div class="graphviz"><object data="../_images/graphviz-' in page
+
+
+def test_nothing_is_loaded_from_elsewhere(site: Path) -> None:
+    # Served by the hub to clusters without internet: no script, style or font from a CDN.
+    outside = re.compile(r"<(?:script|link|img)[^>]+(?:src|href)=\"https?://|url\(['\"]?https?://")
+    loaded = [
+        str(path.relative_to(site))
+        for path in site.rglob("*")
+        if path.suffix in (".html", ".css", ".js")
+        and outside.search(path.read_text(errors="replace"))
+    ]
+    assert loaded == []

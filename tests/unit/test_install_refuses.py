@@ -32,7 +32,7 @@ def test_another_system_is_refused_with_what_to_do(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "this is Ubuntu 24.04.1 LTS" in done.stderr
     assert "Debian 12 (bookworm) or Debian 13 (trixie) only" in done.stderr
-    assert "Running it on a real cluster" in done.stderr
+    assert "install-on-a-site.md" in done.stderr
     assert not (tmp_path / "venv").exists()
 
 
