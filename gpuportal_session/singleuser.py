@@ -16,7 +16,7 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
-from gpuportal_session import dask_setup
+from gpuportal_session import dask_setup, ssl_error_queue
 from gpuportal_session.hub_tls import client_context
 from gpuportal_session.session_files import link_shared, sync_templates
 from gpuportal_session.session_tmp import fresh_runtime_dir
@@ -130,6 +130,7 @@ def prepare_desktop() -> None:
 def main() -> None:
     if len(sys.argv) < 2:
         raise SystemExit("usage: gpuportal-singleuser COMMAND [ARGS...]")
+    ssl_error_queue.install()  # JupyterLab serves TLS only, and calls the hub over it
     port = free_port()
     report_port(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], port)
     prepare_home()

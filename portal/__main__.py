@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 import uvicorn
 
 from gpuportal_portal.settings import PortalSettings
+from gpuportal_session import ssl_error_queue
 
 
 def listen(service_url: str) -> socket.socket:
@@ -25,6 +26,7 @@ def listen(service_url: str) -> socket.socket:
 
 
 def main() -> None:
+    ssl_error_queue.install()  # its calls to the hub are TLS (gpuportal_session.ssl_error_queue)
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname)s %(asctime)s %(name)s] %(message)s"
     )

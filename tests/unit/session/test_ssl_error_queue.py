@@ -1,0 +1,92 @@
+"""The workaround for CPython's stale OpenSSL error queue (gpuportal_session.ssl_error_queue):
+on OpenSSL 3.4 and newer each TLS read and write of the process clears the thread's queue
+first; on older OpenSSL nothing changes. The failure itself, seen on Debian 13 only, is shown
+there by the Dask test (tests/debian13-tests.txt), which lost its scheduler in 6 of 10 runs
+before this."""
+
+from __future__ import annotations
+
+import ssl
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from gpuportal_session import ssl_error_queue
+
+
+@pytest.fixture
+def pristine(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """SSLSocket's methods restored after the test; the clears counted instead of made."""
+    for name in ssl_error_queue.IO_METHODS:
+        monkeypatch.setattr(ssl.SSLSocket, name, getattr(ssl.SSLSocket, name))
+    cleared: list[str] = []
+    monkeypatch.setattr(ssl_error_queue, "_clear_errors", lambda: lambda: cleared.append("cleared"))
+    yield cleared
+
+
+def test_older_openssl_is_left_as_it_is(pristine: list[str]) -> None:
+    before = ssl.SSLSocket.recv_into
+    assert ssl_error_queue.install(version=(3, 0, 19, 0, 15)) is False
+    assert ssl.SSLSocket.recv_into is before
+
+
+def test_each_tls_call_clears_the_queue_first_on_openssl_3_4_and_newer(
+    pristine: list[str],
+) -> None:
+    assert ssl_error_queue.install(version=(3, 5, 9, 0, 15)) is True
+    assert ssl_error_queue.install(version=(3, 5, 9, 0, 15)) is True  # once only
+    # A real TLS exchange over a socket pair: each read and write cleared the queue first.
+    server_side, client_side = socket_pair()
+    client_side.sendall(b"ping")
+    assert server_side.recv(4) == b"ping"
+    assert len(pristine) >= 2 and pristine.count("cleared") == len(pristine)
+    # And it wraps without changing what the methods are.
+    assert ssl.SSLSocket.recv_into.__name__ == "recv_into"
+
+
+def test_the_real_library_is_found_where_openssl_is_new_enough() -> None:
+    # On this machine's Python: the ctypes handle exists exactly where the workaround applies.
+    if ssl_error_queue.needed():
+        assert ssl_error_queue._clear_errors() is not None
+
+
+def socket_pair() -> tuple[ssl.SSLSocket, ssl.SSLSocket]:
+    import socket
+    import subprocess
+    import tempfile
+
+    folder = tempfile.mkdtemp()
+    key, cert = f"{folder}/key.pem", f"{folder}/cert.pem"
+    curve = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    subprocess.run(
+        [
+            "openssl",
+            "req",
+            "-x509",
+            *curve,
+            "-days",
+            "1",
+            "-subj",
+            "/CN=t",
+            "-keyout",
+            key,
+            "-out",
+            cert,
+        ],
+        check=True,
+        capture_output=True,
+    )
+    serving = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    serving.load_cert_chain(cert, key)
+    asking = ssl.create_default_context(cafile=cert)
+    asking.check_hostname = False
+    left, right = socket.socketpair()
+    wrapped: list[ssl.SSLSocket] = []
+    handshake = threading.Thread(
+        target=lambda: wrapped.append(serving.wrap_socket(left, server_side=True))
+    )
+    handshake.start()
+    client = asking.wrap_socket(right)
+    handshake.join(10)
+    return wrapped[0], client
