@@ -96,11 +96,18 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     return report
 
 
+# A hub's routine lines (the tests' own polling, the proxy's route checks, the culler's
+# rounds, cookies), left out of a failure's extract: what is left says what went wrong.
+_ROUTINE = (" 200 GET ", "Skipping XSRF check", "xsrf cookie", "/api/routes", "cull-check")
+
+
 def _failure_context(fixtures: dict[str, object]) -> Iterator[tuple[str, str]]:
-    for value in fixtures.values():
-        if isinstance(value, Hub) and value.log_path.exists():
-            tail = value.log_path.read_text(errors="replace").splitlines()[-60:]
-            yield f"the hub's log ({value.log_path}), its last 60 lines", "\n".join(tail)
+    hubs = {id(v): v for v in fixtures.values() if isinstance(v, Hub)}  # a lane's, once
+    for hub in hubs.values():
+        if hub.log_path.exists():
+            lines = hub.log_path.read_text(errors="replace").splitlines()
+            tail = [line for line in lines if not any(r in line for r in _ROUTINE)][-60:]
+            yield f"the hub's log ({hub.log_path}), its last 60 lines but routine", "\n".join(tail)
     browser = fixtures.get("browser")
     for context in getattr(browser, "contexts", []):
         for page in context.pages:
