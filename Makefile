@@ -28,6 +28,7 @@ demo:
 	@echo "  dave  / dave-demo    data scientist of another team (group vision)"
 	@echo "Profiles admin page (carol): https://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/admin"
 	@echo "REST API docs: https://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/docs"
+	@echo "The docs (Docs in the navigation): https://127.0.0.1:$${PORTAL_HUB_PORT:-8000}/services/portal/manual/"
 	@echo "Prometheus (the hub, the portal, the nodes): http://127.0.0.1:9490"
 	@echo "Stop everything with: make stop"
 
