@@ -39,9 +39,6 @@ def dask_setup(server: Any) -> None:
     from distributed import Scheduler
     from tornado.netutil import bind_unix_socket
 
-    from gpuportal_session.ssl_error_queue import install
-
-    install()  # the worker's comms are TLS (a scheduler's kernel has it already)
     http = getattr(server, "http_server", None)
     if http is None:
         return

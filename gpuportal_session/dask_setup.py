@@ -101,8 +101,9 @@ def session_config(
             "dashboard": {"link": prefix + "dask-dashboard/{port}/status"},
             # Off the node's TCP ports: the dashboard to a unix socket, workers' pages closed.
             "scheduler": {"preload": [PRIVATE_PRELOAD]},
-            "worker": {"preload": [PRIVATE_PRELOAD]},
-            # The nanny, which starts the worker and speaks TLS to the scheduler itself.
+            # The workers and their nannies speak TLS; the scheduler's kernel has it already
+            # (gpuportal_session.ipython_startup).
+            "worker": {"preload": [SSL_PRELOAD, PRIVATE_PRELOAD]},
             "nanny": {"preload": [SSL_PRELOAD]},
         },
         # The Dask panel's "New" button starts the same cluster.

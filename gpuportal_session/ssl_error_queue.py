@@ -6,9 +6,9 @@ entries an OSError). Python 3.11 with OpenSSL 3.0 (Debian 12) does not show it.
 
 Seen on Debian 13 (Python 3.13.5, OpenSSL 3.5), where every connection of the product is TLS: a
 session's Dask client lost its scheduler in 6 of 10 cluster starts ("CommClosedError ...
-identity ... BrokenPipeError" on a comm the scheduler had just answered), and the hub's proxy met
-"503 socket hang up" on about one first spawn in twenty. With the queue cleared before each
-read and write, 6 of 6 started (docs/reference/support.md).
+identity ... BrokenPipeError" on a comm the scheduler had just answered); with the queue
+cleared before each read and write, 7 of 7 started (docs/reference/support.md). The hub's
+proxy met "503 socket hang up" in 1 of 13 browser spawns there, likely the same (not proven).
 
 `install()` makes each I/O method of `ssl.SSLSocket` clear the calling thread's queue first, as
 OpenSSL's documentation of `SSL_get_error` asks of every caller ("The current thread's error
@@ -73,5 +73,5 @@ def install(version: tuple[int, ...] = ssl.OPENSSL_VERSION_INFO) -> bool:
 
 
 def dask_setup(server: object) -> None:
-    """As a Dask preload (the nanny's: gpuportal_session.dask_setup)."""
+    """As a Dask preload of the workers and their nannies (gpuportal_session.dask_setup)."""
     install()

@@ -15,7 +15,9 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 
-class _Page(HTMLParser):
+class Page(HTMLParser):
+    """One page's element ids and link targets."""
+
     def __init__(self) -> None:
         super().__init__()
         self.ids: set[str] = set()
@@ -29,13 +31,17 @@ class _Page(HTMLParser):
             self.links.append(str(found["href"]))
 
 
+def read_page(path: Path) -> Page:
+    page = Page()
+    page.feed(path.read_text(errors="replace"))
+    return page
+
+
 def broken_links(root: Path) -> list[str]:
     """'page: link' for each internal link whose page or anchor is missing."""
-    pages: dict[Path, _Page] = {}
+    pages: dict[Path, Page] = {}
     for path in sorted(root.rglob("*.html")):
-        page = _Page()
-        page.feed(path.read_text(errors="replace"))
-        pages[path.resolve()] = page
+        pages[path.resolve()] = read_page(path)
     broken = []
     for path, page in pages.items():
         for link in page.links:

@@ -11,7 +11,6 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from html.parser import HTMLParser
 from pathlib import Path
 
 import click
@@ -21,7 +20,7 @@ from traitlets.config import Configurable
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "docs" / "_ext"))
 
-from check_links import broken_links  # noqa: E402 (docs/_ext is not a package)
+from check_links import broken_links, read_page  # noqa: E402 (docs/_ext: not a package)
 from gpuportal_reference import (  # noqa: E402
     lifecycle_edges,
     metric_rows,
@@ -47,19 +46,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-class _Ids(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__()
-        self.ids: set[str] = set()
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.ids.update(str(value) for name, value in attrs if name == "id" and value)
-
-
 def ids_of(page: Path) -> set[str]:
-    parser = _Ids()
-    parser.feed(page.read_text())
-    return parser.ids
+    return read_page(page).ids
 
 
 def test_every_internal_link_lands(site: Path) -> None:
