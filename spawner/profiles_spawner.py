@@ -35,7 +35,7 @@ from gpuportal_spawner.errors import spawn_error
 from gpuportal_spawner.named_sessions import check_running_limit
 from gpuportal_spawner.profile_source import Offer, ProfileSource
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
-from gpuportal_spawner.spawn_form import ReturnedForm, render_form, returned_forms
+from gpuportal_spawner.spawn_form import ReturnedForm, render_form, return_form
 
 # The resume service adds this key to the stored options when it starts a server again after
 # a hub restart: take over that job (never submit one). Never stored.
@@ -221,11 +221,11 @@ class GpuProfilesSpawner(ProfilesSpawner):
             self._form_checked = (checked, request)
             return checked
         except InvalidRequest as error:
-            returned_forms[self.user.name] = ReturnedForm(sent, error.field, str(error))
+            return_form(ReturnedForm(sent, error.field, str(error)))
             raise spawn_error(str(error), reason="invalid_options") from None
         except SpawnException as error:
             field = str(getattr(error, "field", ""))
-            returned_forms[self.user.name] = ReturnedForm(sent, field, error.log_message)
+            return_form(ReturnedForm(sent, field, error.log_message))
             raise
 
     async def run_pre_spawn_hook(self) -> Any:

@@ -3,6 +3,7 @@ chosen profile offers, and the time limit; a refused form comes back as it was s
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,10 +28,17 @@ class ReturnedForm:
     error: str
 
 
-# Filled by options_from_form and read by the very next render of the user's form, in the same
-# request: JupyterHub draws the refused form with the default server's spawner, whichever
-# server was asked for, so the form is kept by user, not by spawner.
-returned_forms: dict[str, ReturnedForm] = {}
+# Set by options_from_form and read by the render of the refused form, in the same request (one
+# asyncio task, whose context this variable's value lives in): JupyterHub draws the refused form
+# with the user's default server's spawner, whichever server was asked for (its SpawnHandler
+# calls `user.spawner.get_options_form()`), so no spawner can hold it, and a dict keyed by user
+# gave two named sessions' requests each other's messages.
+_returned: ContextVar[ReturnedForm | None] = ContextVar("returned_form", default=None)
+
+
+def return_form(form: ReturnedForm) -> None:
+    """Keep a refused form for this request's render of the form."""
+    _returned.set(form)
 
 
 async def render_form(spawner: Any) -> str:
@@ -39,7 +47,8 @@ async def render_form(spawner: Any) -> str:
     profiles = offer.profiles
     if not profiles:
         return _FORMS.get_template("spawn_form.html").render(profiles=[], selected="", runtime="")
-    returned = returned_forms.pop(spawner.user.name, None)
+    returned = _returned.get()
+    _returned.set(None)
     previous = returned.sent if returned else (spawner.user_options or {})
     selected = previous.get("profile") if isinstance(previous, dict) else None
     if selected not in {p.slug for p in profiles}:

@@ -8,11 +8,14 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from jupyterhub.spawner import SpawnException
 from traitlets.config import Config
 
 from gpuportal_core.profiles import ResourceProfile
+from gpuportal_spawner.capacity import capacity_view
 from gpuportal_spawner.profile_source import Offer
 from gpuportal_spawner.profiles_spawner import GpuProfilesSpawner
+from gpuportal_spawner.spawn_form import render_form
 
 PROFILES = [ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1, queue_limit=600)]
 
@@ -63,3 +66,39 @@ def test_an_api_spawn_or_changed_options_are_checked_again(
     asyncio.run(spawn())
     assert len(fetched) == 2
     assert spawner.user_options == {"profile": "gpu-1", "runtime": "03:00:00"}
+
+
+def test_a_refused_form_comes_back_to_its_own_request_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 37: alice posts the forms of two named sessions at once, both refused; each page
+    shows its own values and message. JupyterHub draws both with her default server's spawner,
+    and a refused form kept per user went to whichever page was drawn next."""
+    default, _ = make_spawner(monkeypatch)
+    named = {name: make_spawner(monkeypatch)[0] for name in ("train", "tune")}
+
+    async def capacity(profiles: Any = None) -> dict[str, Any]:
+        return capacity_view(profiles, None, None)  # Slurm not asked: "not known now"
+
+    monkeypatch.setattr(default, "capacity", capacity)
+    default.hub = SimpleNamespace(base_url="/hub/")
+    both_refused = asyncio.Event()
+    refused: list[str] = []
+
+    async def post(name: str, runtime: str) -> str:
+        # As JupyterHub's SpawnHandler.post: the named server's spawner reads the form, and
+        # on an error the default server's spawner draws the page.
+        with pytest.raises(SpawnException):
+            await named[name].options_from_form({"profile": ["gpu-1"], "runtime": [runtime]})
+        refused.append(name)
+        if len(refused) == 2:
+            both_refused.set()
+        await both_refused.wait()
+        return await render_form(default)
+
+    async def both() -> list[str]:
+        return list(await asyncio.gather(post("train", "99:00:00"), post("tune", "soon")))
+
+    train, tune = asyncio.run(both())
+    assert 'value="99:00:00"' in train and "soon" not in train
+    assert 'value="soon"' in tune and "99:00:00" not in tune
