@@ -304,8 +304,8 @@ c.JupyterHub.services = [
             "PORTAL_DEFAULT_PARTITION": settings.partition,
             "PORTAL_SEED_ENVIRONMENTS": json.dumps(seed_environments),
             "PORTAL_AUDIT_DIR": str(audit_dir),
-            # Sessions join the job history within one poll interval of the hub's.
-            "PORTAL_SESSION_SCAN_SECONDS": str(settings.poll_interval),
+            # What ended jobs used is read from sacct once per poll interval of the hub's.
+            "PORTAL_USE_LOOK_SECONDS": str(settings.poll_interval),
         },
         "display": True,
     },

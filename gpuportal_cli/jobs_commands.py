@@ -11,8 +11,6 @@ import click
 from gpuportal_cli.client import CliError
 from gpuportal_cli.output import as_json, table
 
-LAUNCHERS = ["torchrun", "deepspeed", "horovod", "mpi", "srun"]
-
 
 def register(cli: click.Group) -> None:
     @cli.group()
@@ -49,9 +47,34 @@ def register(cli: click.Group) -> None:
             ["#", "name", "launcher", "slurm", "state", "nodes", "exit"],
         )
 
+    @jobs.command("launchers")
+    @click.pass_obj
+    def jobs_launchers(obj: Any) -> None:
+        """The launchers a job can name, and what each does."""
+        found = obj.client.portal("GET", "/launchers")
+        if obj.json:
+            as_json(found)
+            return
+        table(
+            [
+                (
+                    launcher["name"],
+                    "one per node" if launcher["one_task_per_node"] else "one per GPU",
+                    launcher["command_help"],
+                )
+                for launcher in found
+            ],
+            ["launcher", "tasks", "a command is"],
+        )
+
     @jobs.command("submit")
     @click.option("--name", default="job", show_default=True)
-    @click.option("--launcher", type=click.Choice(LAUNCHERS), default="srun", show_default=True)
+    @click.option(
+        "--launcher",
+        default="srun",
+        show_default=True,
+        help="One of `gpuportal jobs launchers` (the portal's list).",
+    )
     @click.option("--nodes", type=int, default=1, show_default=True)
     @click.option("--gpus-per-node", type=int, default=1, show_default=True)
     @click.option("--runtime", default="01:00:00", show_default=True, help="HH:MM:SS")

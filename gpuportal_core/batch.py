@@ -19,6 +19,7 @@ from gpuportal_core.environments import (
     SoftwareEnvironment,
     check_environment_fields,
 )
+from gpuportal_core.launchers import LAUNCHERS, Launcher, one_of
 from gpuportal_core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
 from gpuportal_core.resources import TEMPLATES_DIR
 from gpuportal_core.sbatch import (
@@ -30,10 +31,6 @@ from gpuportal_core.sbatch import (
 )
 from gpuportal_core.slurm_time import format_runtime
 
-LAUNCHERS = ("torchrun", "deepspeed", "horovod", "mpi", "srun")
-# Launchers that start one task per node (they fan out to the GPUs themselves); the others run
-# one task per GPU.
-ONE_TASK_PER_NODE = frozenset({"torchrun", "deepspeed", "horovod", "srun"})
 JOB_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 # Pyxis (enroot) image references, e.g. nvcr.io#nvidia/pytorch:24.10-py3 or docker://ubuntu:22.04.
 PYXIS_IMAGE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/:@#-]{0,250}|/[A-Za-z0-9_.+/-]{1,250}")
@@ -49,7 +46,8 @@ MAX_ARRAY_TASKS = 1000
 # starts with one asks for a launch inside a launch (srun within srun waits for ever for a step
 # on nodes its own step holds: "Requested nodes are busy").
 LAUNCH_PROGRAMS = frozenset(
-    {"srun", "mpirun", "mpiexec", "torchrun", "deepspeed", "horovodrun", "sbatch", "salloc"}
+    {launcher.program for launcher in LAUNCHERS.values()}
+    | {"srun", "mpirun", "mpiexec", "sbatch", "salloc"}
 )
 
 
@@ -191,7 +189,7 @@ class BatchJob:
                 "name", "must be 1-64 letters, digits and _ . - (starting with a letter or digit)"
             )
         if self.launcher not in LAUNCHERS:
-            raise BatchJobError("launcher", f"must be one of {', '.join(LAUNCHERS)}")
+            raise BatchJobError("launcher", f"must be {one_of()}")
         for number, what in (
             (self.nodes, "nodes"),
             (self.gpus_per_node, "gpus_per_node"),
@@ -243,8 +241,12 @@ class BatchJob:
             raise BatchJobError("modules_init", "is not a safe path")
 
     @property
+    def launcher_entry(self) -> Launcher:
+        return LAUNCHERS[self.launcher]
+
+    @property
     def tasks_per_node(self) -> int:
-        return 1 if self.launcher in ONE_TASK_PER_NODE else self.gpus_per_node
+        return 1 if self.launcher_entry.one_task_per_node else self.gpus_per_node
 
     @property
     def cpus_per_task(self) -> int:
@@ -261,24 +263,18 @@ class BatchJob:
         return [*base, *self.args]
 
 
-# How a launcher that runs Python scripts is told to start a command instead.
-_NO_PYTHON_FLAG = {"torchrun": "--no-python", "deepspeed": "--no_python"}
-
-
 def _entry(job: BatchJob, program: str) -> str:
     """What torchrun or deepspeed start on each GPU: the script and its arguments, or a command
     behind the launcher's no-python flag."""
     if job.command:
-        return f"{_NO_PYTHON_FLAG.get(job.launcher, '')} {program}".strip()
+        return f"{job.launcher_entry.no_python_flag} {program}".strip()
     return shlex.join([job.script, *job.args])
 
 
 def render_batch_script(job: BatchJob, *, templates_dir: Path = TEMPLATES_DIR) -> str:
     """The sbatch script of a multi-node job, from its launcher's template."""
     try:
-        template = template_environment(templates_dir).get_template(
-            f"sbatch/launchers/{job.launcher}.sh.j2"
-        )
+        template = template_environment(templates_dir).get_template(job.launcher_entry.template)
     except Exception as error:  # a missing template is a deployment bug: say which
         raise ScriptError(f"no template for launcher {job.launcher}: {error}") from None
     quoted_program = shlex.join(job.program)

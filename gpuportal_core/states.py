@@ -90,6 +90,10 @@ STATES: dict[str, JobState] = _table(
 )
 
 
+# The states a job record is never asked about again (a database filter's list).
+FINAL_STATES = [name for name, state in STATES.items() if state.final]
+
+
 def job_state(name: str) -> JobState:
     """The table's entry for a state; an unknown one counts as still alive (never as ended)."""
     known = STATES.get(name)

@@ -42,7 +42,6 @@ from gpuportal_portal.routers import (
     usage_api,
 )
 from gpuportal_portal.schemas import EnvironmentCreate
-from gpuportal_portal.session_history import scan_forever
 from gpuportal_portal.settings import PortalSettings
 from gpuportal_portal.use_collector import collect_forever
 
@@ -54,8 +53,10 @@ def create_app(
     *,
     identity: HubIdentity | None = None,
     catalog: PartitionCatalog | None = None,
+    slurm: SlurmClient | None = None,
 ) -> FastAPI:
-    """The portal app. Tests pass their own identity/catalog; production builds them here."""
+    """The portal app. Tests pass their own identity/catalog/Slurm client; production builds
+    them here."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -65,18 +66,12 @@ def create_app(
             seeds = [EnvironmentCreate.model_validate(e) for e in settings.seed_environments]
             crud.seed_environments(session, entries=[e.model_dump() for e in seeds])
         background = []
-        if settings.session_scan_seconds > 0:
-            database, slurm, every = (
-                app.state.database,
-                app.state.slurm,
-                settings.session_scan_seconds,
-            )
-            background = [
-                asyncio.create_task(
-                    scan_forever(database, slurm, hub_id=settings.hub_id, every=every)
-                ),
-                asyncio.create_task(collect_forever(database, slurm, every=every)),
-            ]
+        if settings.job_look_seconds > 0:
+            background.append(asyncio.create_task(app.state.watcher.run_forever()))
+        if settings.use_look_seconds > 0:
+            database, slurm = app.state.database, app.state.slurm
+            every = settings.use_look_seconds
+            background.append(asyncio.create_task(collect_forever(database, slurm, every=every)))
         yield
         for task in background:
             task.cancel()
@@ -98,11 +93,17 @@ def create_app(
     audit_stream.configure(settings.audit_dir)
     app.state.database = db.Database(settings.database_url)
     app.state.identity = identity or HubIdentity(settings)
-    app.state.slurm = SlurmClient(bin_dir=settings.slurm_bin_dir, timeout=settings.slurm_timeout)
+    app.state.slurm = slurm or SlurmClient(
+        bin_dir=settings.slurm_bin_dir, timeout=settings.slurm_timeout
+    )
     app.state.catalog = catalog or PartitionCatalog(
         app.state.slurm.partitions, max_age=settings.cluster_cache_seconds
     )
-    app.state.watcher = JobWatcher(app.state.slurm, settings=settings)
+    # GET /api/usage's answer per user, for USAGE_TTL_S (gpuportal_portal.routers.usage_api).
+    app.state.recent_usage = {}
+    app.state.watcher = JobWatcher(
+        app.state.database, app.state.slurm, settings=settings, every=settings.job_look_seconds
+    )
     # The portal's pages, then what they share with the hub's (the navigation).
     app.state.templates = Jinja2Templates(
         directory=[str(TEMPLATES_DIR / "portal"), str(TEMPLATES_DIR / "shared")]

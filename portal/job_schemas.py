@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_portal.schemas import Runtime, UtcDateTime
 
-Launcher = Literal["torchrun", "deepspeed", "horovod", "mpi", "srun"]
+if TYPE_CHECKING:
+    LauncherName = str
+else:
+    # One of the registry's names (gpuportal_core.launchers), as a Literal built from it: the
+    # OpenAPI schema lists them and pydantic names them in its error. mypy cannot read a
+    # Literal made at run time, so it sees a str.
+    LauncherName = Literal[tuple(LAUNCHERS)]
 
 
 class JobEnvironment(BaseModel):
@@ -37,7 +44,7 @@ class JobCreate(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(max_length=64, examples=["resnet50"])
-    launcher: Launcher
+    launcher: LauncherName
     nodes: Annotated[int, Field(ge=1, le=1024)]
     gpus_per_node: Annotated[int, Field(ge=1, le=64)]
     runtime: Runtime = "01:00:00"
@@ -158,3 +165,15 @@ class JobUsePublic(BaseModel):
     gpu: GpuUsePublic | None = None
     steps: list[StepUsePublic] = []  # where there are several
     summary: str
+
+
+class LauncherPublic(BaseModel):
+    """A launcher a job can name (gpuportal_core.launchers), with what it does."""
+
+    name: str = Field(examples=["torchrun"])
+    title: str = Field(examples=["torchrun"])
+    about: str
+    command_help: str = Field(description="What it does with a command (not a script).")
+    one_task_per_node: bool = Field(
+        description="One task per node that starts the GPUs' workers itself; else one per GPU."
+    )

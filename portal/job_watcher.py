@@ -1,28 +1,33 @@
-"""Job records kept in step with Slurm: one squeue for all live jobs, scontrol for ended ones,
-and the tag for submissions sbatch never answered.
+"""Job records kept in step with Slurm by one loop: each step one squeue of every job the portal
+tagged (notebook sessions, their Dask workers, batch jobs), scontrol for those that ended, new
+sessions recorded (gpuportal_portal.session_history), and every live record brought up to date.
 
-Two halves, so that no database session waits on Slurm in the event loop: `look` asks Slurm
-(async, on the loop, knowing only job ids and tags) and `apply` copies the answers onto the
-records (plain code, in the route's worker thread). `refresh` joins them for a plain route.
+Routes only read the records. A route that has just changed a job (a cancel) asks for a step
+and waits for it (`JobWatcher.look_now`), so its answer says what Slurm says now. No database
+session is open while Slurm is asked, and the database is used from a worker thread, never on
+the event loop.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-import anyio.from_thread
-from sqlalchemy.orm import Session
+import anyio.to_thread
+from sqlalchemy import select
 
 from gpuportal_core.jobs import JobDetail, JobInfo, array_summary
 from gpuportal_core.slurm import SlurmClient, SlurmError
 from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
-from gpuportal_core.states import Phase, phase_of
+from gpuportal_core.states import FINAL_STATES, Phase, phase_of
+from gpuportal_portal.background import repeat
+from gpuportal_portal.db import Database
 from gpuportal_portal.job_service import mark_submitted, record_tag, settled
 from gpuportal_portal.models import JobRecord, aware_utc, utcnow
+from gpuportal_portal.session_history import forget_old_removals, record_sessions
 from gpuportal_portal.settings import PortalSettings
 
 log = logging.getLogger(__name__)
@@ -85,12 +90,16 @@ def apply_array(record: JobRecord, details: list[JobDetail]) -> None:
 
 @dataclass(frozen=True)
 class Wanted:
-    """What `look` needs of one record: its job id, or the tag of a submission that sbatch
-    never answered."""
+    """What a step needs of one live record: its job id, or the tag of a submission that
+    sbatch never answered."""
 
+    record_id: int
     job_id: str = ""
     array: bool = False
     tag: str = ""
+    # A session already ended when the step first saw it (one shorter than the interval): its
+    # times and exit code are read from scontrol once, though its state is final.
+    first_seen: bool = False
 
 
 @dataclass
@@ -102,53 +111,109 @@ class Answers:
     # scontrol's (or sacct's) records of jobs no longer queued or running: [] when Slurm has
     # forgotten the job entirely.
     ended: dict[str, list[JobDetail]] = field(default_factory=dict)
-    # Tag -> job id of every tagged job; None when squeue could not be asked.
-    tagged: dict[str, str] | None = None
+    # Tag -> job id of every tagged job Slurm lists.
+    tagged: dict[str, str] = field(default_factory=dict)
 
 
 class JobWatcher:
-    """Keeps job records in step with Slurm: one squeue for all live jobs, at most every
-    `min_interval` seconds however many people look at their job lists."""
+    """Keeps every live job record in step with Slurm, whoever looks at it and however often:
+    `run_forever` steps every `every` seconds (or at once when a route asks, `look_now`)."""
 
     def __init__(
         self,
+        database: Database,
         slurm: SlurmClient,
         *,
-        min_interval: float = 2.0,
-        settings: PortalSettings | None = None,
+        settings: PortalSettings,
+        every: float,
     ) -> None:
+        self._database = database
         self._slurm = slurm
-        self._min_interval = min_interval
-        self._last = 0.0
+        self._settings = settings
+        self._every = every
         self._lock = asyncio.Lock()
-        self._settings = settings or PortalSettings()
+        self._wake = asyncio.Event()
+        self._running = False
+        # Routes waiting for a step that starts after they asked (look_now).
+        self._waiters: list[asyncio.Future[None]] = []
         # A submission still in flight is not "uncertain" yet: give sbatch its whole timeout.
-        self._settle_after = 3 * self._settings.slurm_timeout
+        self._settle_after = 3 * settings.slurm_timeout
 
-    def refresh(
-        self, session: Session, records: Sequence[JobRecord], *, throttle: bool = True
-    ) -> None:
-        """Bring the records up to date and commit. Called from a plain route's worker thread:
-        Slurm is asked on the event loop while the thread waits."""
-        wanted = self.wanted(records)
-        if not wanted:
+    async def run_forever(self) -> None:
+        """The portal's one loop over job states (started with the app)."""
+        self._running = True
+        try:
+            await repeat(
+                self.step,
+                every=self._every,
+                done="Recorded %d new session(s) in the job history",
+                what="bring job records up to date with Slurm",
+                wake=self._wake,
+            )
+        finally:
+            self._running = False
+
+    async def look_now(self, timeout: float | None = None) -> None:
+        """Wait for a step that starts after this call: a route's answer after it changed a
+        job. Without the loop running (a portal that watches nothing), the step runs here."""
+        if not self._running:
+            await self.step()
             return
-        answers = anyio.from_thread.run(self.look, wanted, throttle)
-        if answers is not None:
-            self.apply(records, answers)
-            session.commit()
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        self._wake.set()
+        with contextlib.suppress(TimeoutError):
+            # Slurm asked at most twice per job: squeue, then scontrol.
+            await asyncio.wait_for(waiter, timeout or 3 * self._settings.slurm_timeout)
 
-    def refresh_one(self, session: Session, record: JobRecord) -> None:
-        """One job, asked about now (not throttled): a detail page, a cancel just sent."""
-        self.refresh(session, [record], throttle=False)
+    async def step(self) -> int:
+        """One look at Slurm for every live record; how many new sessions it recorded."""
+        async with self._lock:
+            waiters, self._waiters = self._waiters, []
+            try:
+                return await self._step()
+            finally:
+                for waiter in waiters:
+                    if not waiter.done():
+                        waiter.set_result(None)
+
+    async def _step(self) -> int:
+        try:
+            jobs = await self._slurm.tagged(alive_only=False)
+        except (SlurmError, OSError) as error:
+            # Slurm trouble is "unknown for now", never "gone": every record keeps its state.
+            log.warning("Could not ask squeue about jobs: %s", error)
+            return 0
+        added, wanted = await anyio.to_thread.run_sync(self._record_and_list, jobs)
+        answers = await self.look(wanted, jobs)
+        await anyio.to_thread.run_sync(self._apply_and_commit, answers, wanted)
+        return added
+
+    def _record_and_list(self, jobs: list[JobInfo]) -> tuple[int, list[Wanted]]:
+        """New sessions recorded, and what the step must ask about (a worker thread)."""
+        with self._database.sessions() as session:
+            added = record_sessions(session, jobs, hub_id=self._settings.hub_id)
+            forget_old_removals(session)
+            session.commit()
+            live = session.scalars(select(JobRecord).where(JobRecord.state.notin_(FINAL_STATES)))
+            ended = [
+                Wanted(record_id=r.id, job_id=r.slurm_job_id, first_seen=True)
+                for r in added
+                if settled(r.state)
+            ]
+            return len(added), self.wanted(list(live)) + ended
 
     def wanted(self, records: Sequence[JobRecord]) -> list[Wanted]:
         wanted = [
-            Wanted(job_id=r.slurm_job_id, array=is_array(r))
+            Wanted(record_id=r.id, job_id=r.slurm_job_id, array=is_array(r))
             for r in records
             if r.slurm_job_id and not settled(r.state)
         ]
-        wanted += [Wanted(tag=record_tag(r, self._settings)) for r in records if self._uncertain(r)]
+        wanted += [
+            Wanted(record_id=r.id, tag=record_tag(r, self._settings))
+            for r in records
+            if self._uncertain(r)
+        ]
         return wanted
 
     def _uncertain(self, record: JobRecord) -> bool:
@@ -156,55 +221,30 @@ class JobWatcher:
             return False
         return (utcnow() - aware_utc(record.updated_at)).total_seconds() > self._settle_after
 
-    async def look(self, wanted: list[Wanted], throttle: bool = True) -> Answers | None:
-        """Ask Slurm about the jobs wanted; None when another look was made less than
-        `min_interval` ago (the records are as fresh as that one left them)."""
-        async with self._lock:
-            if throttle and time.monotonic() - self._last < self._min_interval:
-                return None
-            if throttle:
-                self._last = time.monotonic()
-            answers = Answers()
-            if any(w.tag for w in wanted):
-                answers.tagged = await self._tagged()
+    async def look(self, wanted: list[Wanted], jobs: list[JobInfo]) -> Answers:
+        """Slurm's answers for the jobs wanted, given squeue's lines of every tagged job: a
+        job squeue no longer shows as waiting or running is asked of scontrol."""
+        seen = {job.job_id: job for job in jobs}
+        answers = Answers(tagged={job.comment: job.job_id for job in jobs})
+        for job in wanted:
+            if not job.job_id:
+                continue
+            info = seen.get(job.job_id)
             # An array's tasks each have their own line and id: scontrol reads them all.
-            for job in [w for w in wanted if w.job_id and w.array]:
-                details = await self._details(job.job_id)
-                if details is not None:
-                    answers.ended[job.job_id] = details
-            single = [w.job_id for w in wanted if w.job_id and not w.array]
-            if not single:
-                return answers
-            try:
-                seen = await self._slurm.jobs(single)
-            except SlurmError as error:
-                log.warning("Could not ask squeue about jobs: %s", error)
-                return answers
-            for job_id in single:
-                info = seen.get(job_id)
-                if info is not None and phase_of(info.state) is not Phase.ENDED:
-                    answers.queue[job_id] = info
-                else:
-                    # Ended (or gone): scontrol has the exit code and the times.
-                    details = await self._details(job_id)
-                    if details is not None:
-                        answers.ended[job_id] = details
-            return answers
-
-    async def _tagged(self) -> dict[str, str] | None:
-        try:
-            found = await self._slurm.tagged(alive_only=False)
-        except SlurmError as error:
-            log.warning("Could not ask squeue about unanswered submissions: %s", error)
-            return None
-        return {job.comment: job.job_id for job in found}
+            if not job.array and info is not None and phase_of(info.state) is not Phase.ENDED:
+                answers.queue[job.job_id] = info
+                continue
+            details = await self._details(job.job_id)
+            if details is not None:
+                answers.ended[job.job_id] = details
+        return answers
 
     async def _details(self, job_id: str) -> list[JobDetail] | None:
         """scontrol's records of the job (each task of an array), else sacct's; None when
         Slurm could not say."""
         try:
             details = await self._slurm.job_details(job_id)
-        except SlurmError as error:
+        except (SlurmError, OSError) as error:
             # Slurm trouble is "unknown for now", never "gone": keep the last state seen.
             log.warning("Could not ask scontrol about job %s: %s", job_id, error)
             return None
@@ -213,22 +253,39 @@ class JobWatcher:
         # The controller forgot it (MinJobAge after its end): accounting still knows.
         try:
             return await self._slurm.accounting(job_id)
-        except SlurmError as error:
+        except (SlurmError, OSError) as error:
             log.info("No accounting record of job %s: %s", job_id, error)
             return []
 
-    def apply(self, records: Sequence[JobRecord], answers: Answers) -> None:
+    def _apply_and_commit(self, answers: Answers, wanted: list[Wanted]) -> None:
+        """The answers onto the records as they are now (a worker thread): a record removed
+        meanwhile is left out."""
+        if not wanted:
+            return
+        first_seen = {w.record_id for w in wanted if w.first_seen}
+        with self._database.sessions() as session:
+            query = select(JobRecord).where(JobRecord.id.in_([w.record_id for w in wanted]))
+            self.apply(list(session.scalars(query)), answers, first_seen=first_seen)
+            session.commit()
+
+    def apply(
+        self,
+        records: Sequence[JobRecord],
+        answers: Answers,
+        *,
+        first_seen: frozenset[int] | set[int] = frozenset(),
+    ) -> None:
         """Copy Slurm's answers onto the records (no commit)."""
         for record in records:
             if not record.slurm_job_id:
-                if answers.tagged is not None and self._uncertain(record):
+                if self._uncertain(record):
                     job_id = answers.tagged.get(record_tag(record, self._settings))
                     if job_id:
                         mark_submitted(record, job_id)
                     else:
                         record.state, record.updated_at = "NOT_SUBMITTED", utcnow()
                 continue
-            if settled(record.state):
+            if settled(record.state) and record.id not in first_seen:
                 continue
             info = answers.queue.get(record.slurm_job_id)
             if info is not None:

@@ -11,12 +11,10 @@ gpuportal_week_core_hours{account, kind}               the same for cores, where
 
 from __future__ import annotations
 
-from typing import get_args
-
 from prometheus_client import Counter, Gauge
 
+from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_core.slurm_metrics import count_slurm_calls
-from gpuportal_portal.job_schemas import Launcher
 from gpuportal_portal.waste import WasteRow
 
 SLURM_CALLS, SLURM_SECONDS = count_slurm_calls("gpuportal_portal", "portal")
@@ -25,7 +23,7 @@ JOB_SUBMISSIONS = Counter(
 )
 SUBMISSION_OUTCOMES = ("submitted", "refused", "uncertain", "slurm_unavailable")
 # At 0 from the start, so that a dashboard reads 0 rather than no data before the first job.
-for _launcher in get_args(Launcher):
+for _launcher in LAUNCHERS:
     for _outcome in SUBMISSION_OUTCOMES:
         JOB_SUBMISSIONS.labels(_launcher, _outcome)
 

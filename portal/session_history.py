@@ -1,10 +1,10 @@
 """Users' notebook sessions in their job history, kept after Slurm forgets them.
 
 The hub tags every session's job (gpuportal_core.tags: gpuportal:session:HUB:USER:SERVER), and a
-session tags the Dask workers its notebooks start (gpuportal:dask:HUB:USER:SERVER). The portal
-looks for such jobs in squeue every `session_scan_seconds` and keeps a record of each, beside the
-user's batch jobs: the job watcher then follows it like any job. Nothing is asked of the hub, and
-a job the portal did not see start is still recorded while Slurm lists it.
+session tags the Dask workers its notebooks start (gpuportal:dask:HUB:USER:SERVER). Each step of
+the job watcher's loop (gpuportal_portal.job_watcher) finds such jobs in its squeue and keeps a
+record of each, beside the user's batch jobs, which it then follows like any job. Nothing is
+asked of the hub, and a job the portal did not see start is still recorded while Slurm lists it.
 """
 
 from __future__ import annotations
@@ -16,14 +16,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.orm import Session
 
 from gpuportal_core.jobs import JobInfo
-from gpuportal_core.slurm import SlurmClient
 from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
 from gpuportal_core.states import Phase
 from gpuportal_core.tags import DaskTag, SessionTag, parse_tag
-from gpuportal_portal.background import repeat
-from gpuportal_portal.db import Database
-from gpuportal_portal.job_service import settled
-from gpuportal_portal.job_watcher import apply_detail
 from gpuportal_portal.models import JobRecord, RemovedSession, utcnow
 
 log = logging.getLogger(__name__)
@@ -92,34 +87,6 @@ def record_sessions(session: Session, jobs: list[JobInfo], *, hub_id: str) -> li
     return added
 
 
-async def record_new_sessions(database: Database, slurm: SlurmClient, *, hub_id: str) -> int:
-    """One look at squeue for sessions not yet recorded; how many were added.
-
-    A session that had already ended when it was first seen (one shorter than the look's
-    interval) is settled at once and the job watcher never asks about it again: its times and
-    exit code are read from scontrol now, or its record would show none. No database session
-    is held while Slurm is asked (a slow squeue must not hold SQLite's lock).
-    """
-    jobs = await slurm.tagged(alive_only=False)
-    with database.sessions() as session:
-        added = record_sessions(session, jobs, hub_id=hub_id)
-        ended = [r.slurm_job_id for r in added if settled(r.state)]
-        forget_old_removals(session)
-        session.commit()
-        count = len(added)
-    if not ended:
-        return count
-    details = {job_id: await slurm.job_detail(job_id) for job_id in ended}
-    with database.sessions() as session:
-        query = select(JobRecord).where(
-            JobRecord.launcher.in_(SCANNED), JobRecord.slurm_job_id.in_(ended)
-        )
-        for record in session.scalars(query):
-            apply_detail(record, details.get(record.slurm_job_id))
-        session.commit()
-    return count
-
-
 def remember_removal(session: Session, record: JobRecord) -> None:
     """A session's (or Dask worker's) record is being removed: remember its job so that the
     scan leaves it out."""
@@ -131,15 +98,3 @@ def forget_old_removals(session: Session) -> None:
     """Removals older than KEEP_REMOVED: Slurm has long forgotten those jobs."""
     cutoff = utcnow() - KEEP_REMOVED
     session.execute(delete(RemovedSession).where(RemovedSession.removed_at < cutoff))
-
-
-async def scan_forever(
-    database: Database, slurm: SlurmClient, *, hub_id: str, every: float
-) -> None:
-    """The portal's background look for new sessions (one squeue each time)."""
-    await repeat(
-        lambda: record_new_sessions(database, slurm, hub_id=hub_id),
-        every=every,
-        done="Recorded %d new session(s) in the job history",
-        what="look for sessions in squeue",
-    )

@@ -48,10 +48,16 @@ class PortalSettings(ClusterSettings):
         description="Folder of the audit streams (audit-hub.jsonl, audit-portal.jsonl), e.g. "
         "/var/lib/gpuportal/audit; empty: no audit stream.",
     )
-    session_scan_seconds: float = Field(
+    job_look_seconds: float = Field(
+        5.0,
+        description="How often one squeue brings every job record up to date (batch jobs, "
+        "sessions, Dask workers) and records new sessions in the job history; 0: never (a "
+        "record then changes only when a cancel asks).",
+    )
+    use_look_seconds: float = Field(
         0.0,
-        description="How often squeue is read for new sessions to record in the job history, "
-        "and sacct for what ended jobs used, e.g. 30 (the hub sets its poll interval); 0: never.",
+        description="How often sacct is read for what ended jobs used, e.g. 30 (the hub sets "
+        "its poll interval); 0: never.",
     )
     cluster_cache_seconds: float = Field(
         60.0, description="How long partition limits from sinfo are reused."

@@ -7,7 +7,7 @@ those older than a week) give how busy its GPUs were. Kept on the record, the se
 history, the home page's "your last session" line and the admins' waste table read the
 database, not sacct.
 
-The portal looks every `session_scan_seconds` for records that have ended and have no use yet,
+The portal looks every `use_look_seconds` for records that have ended and have no use yet,
 a few at a time, once their job has been over for SETTLE_S. slurmdbd gets a job's last
 figures a moment after it ends: a use without CPU and memory figures is kept only once the job
 has been over for UNMEASURED_AFTER (a cluster that gathers none). A job Slurm's accounting has
@@ -21,8 +21,10 @@ import json
 import logging
 import pwd
 from datetime import timedelta
+from functools import partial
 from typing import Any
 
+import anyio.to_thread
 from sqlalchemy import select
 
 from gpuportal_core.efficiency import Efficiency, gpu_summary, mean_gpu_percent
@@ -101,9 +103,8 @@ def worth_keeping(use: dict[str, Any], record: JobRecord) -> bool:
     return over.total_seconds() >= SETTLE_S and (measured or over >= UNMEASURED_AFTER)
 
 
-async def collect(database: Database, slurm: SlurmClient, *, limit: int = BATCH) -> int:
-    """Read the use of up to `limit` ended jobs that have none yet; how many were kept. No
-    database session is held while Slurm is asked."""
+def due_records(database: Database, *, limit: int = BATCH) -> list[JobRecord]:
+    """Up to `limit` ended jobs without a use yet, over for SETTLE_S (a worker thread)."""
     now = utcnow()
     with database.sessions() as session:
         query = (
@@ -119,6 +120,25 @@ async def collect(database: Database, slurm: SlurmClient, *, limit: int = BATCH)
             and (now - aware_utc(record.updated_at)).total_seconds() >= SETTLE_S
         ][:limit]
         session.expunge_all()
+    return due
+
+
+def keep_use(database: Database, record_id: int, use: dict[str, Any]) -> bool:
+    """Store a use on its record unless it has one already (a worker thread)."""
+    with database.sessions() as session:
+        stored = session.get(JobRecord, record_id)
+        if stored is None or stored.use is not None:
+            return False
+        stored.use = use
+        session.commit()
+    return True
+
+
+async def collect(database: Database, slurm: SlurmClient, *, limit: int = BATCH) -> int:
+    """Read the use of up to `limit` ended jobs that have none yet; how many were kept. The
+    database is used from a worker thread, and no session is held while Slurm is asked."""
+    now = utcnow()
+    due = await anyio.to_thread.run_sync(partial(due_records, database, limit=limit))
     kept = 0
     for record in due:
         use = await read_use(slurm, record)
@@ -128,13 +148,8 @@ async def collect(database: Database, slurm: SlurmClient, *, limit: int = BATCH)
             use = NOT_RECORDED
         elif not worth_keeping(use, record):
             continue
-        with database.sessions() as session:
-            stored = session.get(JobRecord, record.id)
-            if stored is None or stored.use is not None:
-                continue
-            stored.use = use
-            session.commit()
-        kept += 1
+        if await anyio.to_thread.run_sync(keep_use, database, record.id, use):
+            kept += 1
     return kept
 
 

@@ -5,8 +5,9 @@ One golden script per shipped profile, and one per kind of software environment 
 
 from pathlib import Path
 
-from gpuportal_core.batch import LAUNCHERS, BatchJob, Container
+from gpuportal_core.batch import BatchJob, Container
 from gpuportal_core.environments import SoftwareEnvironment
+from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_core.profiles import default_profile_config, load_profiles
 from gpuportal_core.request import parse_user_options
 from gpuportal_core.sbatch import SingleUserJob, singleuser_command

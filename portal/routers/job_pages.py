@@ -11,44 +11,14 @@ import pwd
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 
-from gpuportal_core.batch import LAUNCHERS
 from gpuportal_core.jobs import PENDING_REASONS
+from gpuportal_core.launchers import DEFAULT_LAUNCHER, LAUNCHERS
 from gpuportal_core.states import states_for_pages
 from gpuportal_portal import crud, pages
 from gpuportal_portal.deps import PageCaller, SessionDep, SettingsDep
 from gpuportal_portal.models import Environment
 
 router = APIRouter(include_in_schema=False)
-
-# What each launcher does with the job, and with a command, in the words of the form.
-LAUNCHER_HELP = {
-    "torchrun": {
-        "about": "One torchrun per node starts a worker per GPU, with c10d rendezvous on the first "
-        "node. A script is run with Python; a command is started as is (torchrun --no-python).",
-        "command": "started by torchrun once per GPU, e.g. python -m mypkg.train",
-    },
-    "deepspeed": {
-        "about": "The deepspeed launcher starts a worker per GPU on every node (hostfile from the "
-        "allocation). A script is run with Python; a command as is (--no_python).",
-        "command": "started by deepspeed once per GPU",
-    },
-    "horovod": {
-        "about": "horovodrun starts one process per GPU across the nodes. Your environment "
-        "must have Horovod: its last release (0.28.1, 2023) does not build with PyTorch 2.1 or "
-        "newer, and this cluster's PyTorch environment has none; use torchrun or DeepSpeed "
-        "there, or an environment or container of your own with Horovod.",
-        "command": "started by horovodrun once per GPU",
-    },
-    "mpi": {
-        "about": "srun starts one MPI rank per GPU; the cluster's MPI plugin wires them up.",
-        "command": "one rank per GPU, e.g. python train.py or ./a.out by absolute path",
-    },
-    "srun": {
-        "about": "srun runs it once per node, with all of the node's GPUs: hostname on 2 nodes "
-        "prints both node names.",
-        "command": "run once per node, without a shell, e.g. hostname or nvidia-smi -L",
-    },
-}
 
 
 def job_environments(environments: list[Environment]) -> list[dict[str, str]]:
@@ -82,8 +52,13 @@ def jobs_page(
         "jobs.html",
         {
             "caller": caller,
-            "launchers": LAUNCHERS,
-            "launcher_help": LAUNCHER_HELP,
+            # The registry's entries (gpuportal_core.launchers): the choices and their help.
+            "launchers": list(LAUNCHERS.values()),
+            "default_launcher": DEFAULT_LAUNCHER,
+            "launcher_help": {
+                name: {"about": entry.about, "command": entry.command_help}
+                for name, entry in LAUNCHERS.items()
+            },
             "reasons": PENDING_REASONS,
             "cores_per_gpu": settings.cores_per_gpu,
             "mem_per_gpu_gb": settings.mem_per_gpu_gb,

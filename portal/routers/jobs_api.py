@@ -2,20 +2,23 @@
 
 Routes that touch the database are plain functions, which FastAPI runs in its thread pool:
 a slow query never holds up the event loop. Slurm is still asked on the loop
-(`anyio.from_thread.run`), where its commands run as subprocesses under their timeouts.
+(`anyio.from_thread.run`), where its commands run as subprocesses under their timeouts. The
+records' states are the job watcher's (gpuportal_portal.job_watcher): routes read them, and a
+route that changed a job waits for the watcher's next look.
 """
 
 from __future__ import annotations
 
-import contextlib
 from functools import partial
 from typing import Annotated, Literal
 
 import anyio.from_thread
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Response, status
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from gpuportal_core.jobs import describe_reason
+from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_core.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.states import job_state, states_in
 from gpuportal_portal import job_output, job_service, use_collector
@@ -36,8 +39,10 @@ from gpuportal_portal.job_schemas import (
     JobDetailPublic,
     JobPublic,
     JobUsePublic,
+    LauncherPublic,
     ScriptPreview,
 )
+from gpuportal_portal.job_watcher import JobWatcher
 from gpuportal_portal.models import JobRecord
 from gpuportal_portal.session_history import SESSION_LAUNCHER, remember_removal
 
@@ -62,6 +67,21 @@ def _own(session: SessionDep, caller: Caller, job_id: int) -> JobRecord:
     if record is None or (record.user != caller.name and not caller.is_admin):
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No job {job_id} of yours.")
     return record
+
+
+@router.get("/launchers", response_model=list[LauncherPublic])
+async def list_launchers(_caller: ApiCaller) -> list[LauncherPublic]:
+    """The launchers a job can name, with what each does with a script and with a command."""
+    return [
+        LauncherPublic(
+            name=launcher.name,
+            title=launcher.title,
+            about=launcher.about,
+            command_help=launcher.command_help,
+            one_task_per_node=launcher.one_task_per_node,
+        )
+        for launcher in LAUNCHERS.values()
+    ]
 
 
 @router.post("/jobs/preview", response_model=ScriptPreview)
@@ -117,7 +137,6 @@ def submit_job(
 def list_jobs(
     session: SessionDep,
     caller: ApiCaller,
-    watcher: WatcherDep,
     mine: bool = False,
     limit: int = 100,
     phase: Annotated[
@@ -143,17 +162,15 @@ def list_jobs(
         is_session = JobRecord.launcher == SESSION_LAUNCHER
         query = query.where(is_session if kind == "session" else ~is_session)
     records = list(session.scalars(query))
-    watcher.refresh(session, records)
     return [JobPublic(**job_service.public_fields(r)) for r in records]
 
 
 @router.get("/jobs/{job_id}", response_model=JobDetailPublic)
 def get_job(
-    job_id: JobId, session: SessionDep, caller: ApiCaller, watcher: WatcherDep, slurm: SlurmDep
+    job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep
 ) -> JobDetailPublic:
     """State, nodes, why it waits, start and end, exit code, and the last lines of its output."""
     record = _own(session, caller, job_id)
-    watcher.refresh_one(session, record)
     return JobDetailPublic(
         **job_service.public_fields(record),
         waiting_because=describe_reason(record.reason) if record.state == "PENDING" else "",
@@ -162,15 +179,11 @@ def get_job(
 
 
 @router.get("/jobs/{job_id}/use", response_model=JobUsePublic)
-def job_use(
-    job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep, watcher: WatcherDep
-) -> JobUsePublic:
+def job_use(job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep) -> JobUsePublic:
     """What an ended job (or session) used of the cores, memory, GPUs and time it asked for,
     from Slurm's accounting and a session's own GPU readings: a 409 while it runs. Read once
     and kept (gpuportal_portal.use_collector); asked here first, it is read now."""
     record = _own(session, caller, job_id)
-    if not job_service.settled(record.state):
-        watcher.refresh_one(session, record)  # it may have ended since the last look
     if not record.slurm_job_id or not job_service.settled(record.state):
         raise HTTPException(
             status.HTTP_409_CONFLICT,
@@ -204,8 +217,8 @@ def remove_job_record(
     if record is None or record.user != caller.name:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No job {job_id} of yours.")
     if not job_service.settled(record.state):
-        # The record may be behind Slurm (a cancel a moment ago): ask before refusing.
-        watcher.refresh_one(session, record)
+        # The record may be behind Slurm (a session stopped a moment ago): a fresh look first.
+        look_now(watcher, session, record)
     if not job_service.settled(record.state):
         meaning = job_state(record.state)
         what = "cancel it first" if record.launcher != SESSION_LAUNCHER else "stop it first"
@@ -243,8 +256,12 @@ def cancel_job(
             ) from None
         # What Slurm says now (cancelled, or ending): never a state of the portal's own. If
         # Slurm cannot say just now, the watcher's next look will.
-        with contextlib.suppress(SlurmError):
-            watcher.refresh_one(session, record)
-        session.commit()
+        look_now(watcher, session, record)
         audit("job_cancel", user=caller.name, record=record.id, job=record.slurm_job_id)
     return JobPublic(**job_service.public_fields(record))
+
+
+def look_now(watcher: JobWatcher, session: Session, record: JobRecord) -> None:
+    """The watcher's next look, waited for, and the record as it left it."""
+    anyio.from_thread.run(watcher.look_now)
+    session.refresh(record)

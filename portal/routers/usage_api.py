@@ -8,7 +8,7 @@ import time
 from datetime import datetime
 
 import anyio
-from fastapi import APIRouter, HTTPException, status
+from fastapi import APIRouter, HTTPException, Request, status
 from pydantic import BaseModel
 from sqlalchemy import select
 
@@ -123,22 +123,23 @@ def week_waste(admin: ApiAdmin, session: SessionDep) -> WastePublic:
 
 
 @router.get("/usage", response_model=UsagePublic)
-def my_usage(caller: ApiCaller, slurm: SlurmDep) -> UsagePublic:
+def my_usage(request: Request, caller: ApiCaller, slurm: SlurmDep) -> UsagePublic:
     """GPU-hours of your jobs and sessions this week (from Monday) and this month, those of each
     Slurm account you are in, each account's fair-share standing, and its limits (GPUs at once,
     GPU-hours in all) from Slurm's accounting."""
-    kept = _recent.get(caller.name)
+    # Each user's last answer, kept by the app (create_app), not by this module.
+    recent: dict[str, tuple[float, UsagePublic]] = request.app.state.recent_usage
+    kept = recent.get(caller.name)
     if kept is not None and time.monotonic() - kept[0] < USAGE_TTL_S:
         return kept[1]
     usage = anyio.from_thread.run(_usage, caller.name, slurm)
-    _recent[caller.name] = (time.monotonic(), usage)
+    recent[caller.name] = (time.monotonic(), usage)
     return usage
 
 
 # Each answer takes 7 Slurm calls or more (sacct per window and account, sshare, sacctmgr): a
 # user's is kept this long, as the jobs page asks at every load. GPU-hours move slowly.
 USAGE_TTL_S = 30.0
-_recent: dict[str, tuple[float, UsagePublic]] = {}
 
 
 async def _usage(user: str, slurm: SlurmDep) -> UsagePublic:

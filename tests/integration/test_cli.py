@@ -64,6 +64,13 @@ def test_friendly_errors(hub: Hub, alice: str) -> None:
     assert "Cannot reach the hub at http://127.0.0.1:9" in str(away.exception)
     refused = run(hub, alice, "jobs", "submit", "--nodes", "0", "--command", "hostname")
     assert "nodes: Input should be greater than or equal to 1 (HTTP 422)" in str(refused.exception)
+    # The launchers are the portal's registry: the command lists them and names none itself.
+    launchers = run(hub, alice, "jobs", "launchers").output.splitlines()
+    assert [line.split()[0] for line in launchers[1:]] == [
+        "torchrun", "deepspeed", "horovod", "mpi", "srun",
+    ]  # fmt: skip
+    unknown = run(hub, alice, "jobs", "submit", "--launcher", "pdsh", "--command", "hostname")
+    assert "launcher: Input should be 'torchrun', 'deepspeed'" in str(unknown.exception)
     not_admin = run(hub, alice, "profiles", "set", "gpu-1", "--max-runtime", "12:00:00")
     assert "(HTTP 403)" in str(not_admin.exception)
     # A token narrowed to reading the user's name cannot read or act on their sessions.

@@ -49,7 +49,7 @@ def test_arguments_are_quoted_for_the_shell() -> None:
         (
             {"launcher": "pdsh"},
             "launcher",
-            "must be one of torchrun, deepspeed, horovod, mpi, srun",
+            "must be torchrun, deepspeed, horovod, mpi or srun",
         ),
         ({"script": "/home/bob/train.py"}, "script", "inside your own areas: /home/alice"),
         ({"script": "/home/alice/../bob/train.py"}, "script", "must not contain '..'"),

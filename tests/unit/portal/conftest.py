@@ -52,6 +52,7 @@ def client(tmp_path: Path) -> Iterator[tuple[TestClient, HubIdentity]]:
         database_url=f"sqlite:///{tmp_path / 'portal.db'}",
         hub_api_token="hub-secret",
         slurm_bin_dir=str(tmp_path / "no-slurm"),
+        job_look_seconds=0,  # no Slurm here to look at
     )
     identity = HubIdentity(settings, check_token=hub_says)
     with TestClient(create_app(settings, identity=identity)) as test_client:

@@ -25,7 +25,8 @@ def test_the_port_takes_a_request_before_the_app_is_imported(tmp_path: Path) -> 
         "JUPYTERHUB_API_TOKEN": "secret",
         "PORTAL_DATABASE_URL": f"sqlite:///{tmp_path / 'portal.db'}",
         "PORTAL_SLURM_BIN_DIR": str(tmp_path / "no-slurm"),
-        "PORTAL_SESSION_SCAN_SECONDS": "0",
+        "PORTAL_JOB_LOOK_SECONDS": "0",
+        "PORTAL_USE_LOOK_SECONDS": "0",
     }
     # -X importtime writes a line to stderr as each import completes.
     imports = tmp_path / "imports.txt"
