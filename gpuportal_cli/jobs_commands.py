@@ -88,7 +88,7 @@ def register(cli: click.Group) -> None:
     @click.option("--follow", is_flag=True, help="Print its output until it ends.")
     @click.pass_obj
     def jobs_submit(
-        obj: Any, follow: bool, venv: str, args: tuple[str, ...], **fields: Any
+        obj: Any, /, follow: bool, venv: str, args: tuple[str, ...], **fields: Any
     ) -> None:
         """Submit a job as you. Give --command or --script."""
         body: dict[str, Any] = {**fields, "args": list(args)}

@@ -139,7 +139,7 @@ def profiles_list(obj: Context, everything: bool) -> None:
 @click.option("--group", "groups", multiple=True, help="Who sees it (repeat; none: everyone).")
 @click.option("--enable/--disable", "enabled", default=None)
 @click.pass_obj
-def profiles_set(obj: Context, slug: str, groups: tuple[str, ...], **fields: Any) -> None:
+def profiles_set(obj: Context, /, slug: str, groups: tuple[str, ...], **fields: Any) -> None:
     """Change a profile (admins); users see it on their next spawn page."""
     current = obj.client.portal("GET", f"/profiles/{slug}")
     change = {k: v for k, v in fields.items() if v is not None}

@@ -92,7 +92,7 @@ def register(cli: click.Group) -> None:
     def session_extend(obj: Any, name: str, add: str) -> None:
         """Give a running session more time."""
         cards = obj.client.pages("POST", "extend", json={"server": name, "add": add})["sessions"]
-        card = next((c for c in cards if (c.get("name") or "") == name), {})
+        card: dict[str, Any] = next((c for c in cards if (c.get("name") or "") == name), {})
         as_json(card) if obj.json else click.echo(f"Extended: {_left(card)} left.")
 
 

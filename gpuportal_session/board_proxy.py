@@ -40,7 +40,7 @@ def finish_board_response(response: RewritableResponse, path: str) -> None:
         response.headers[name] = value
 
 
-class BoardProxyHandler(LocalProxyHandler):  # type: ignore[misc]
+class BoardProxyHandler(LocalProxyHandler):
     """The URL's first group is the board's number (jupyter-server-proxy calls it the port)."""
 
     _index = False

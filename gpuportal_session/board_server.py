@@ -63,7 +63,7 @@ def fetch(
         connection.close()
 
 
-class BoardHandler(HubOAuthenticated, web.RequestHandler):  # type: ignore[misc]
+class BoardHandler(HubOAuthenticated, web.RequestHandler):
     """Everything under the prefix goes to the one TensorBoard, for those the hub lets in."""
 
     def initialize(self, socket_path: str, prefix: str, groups: frozenset[str]) -> None:

@@ -45,7 +45,7 @@ def own_socket(port: int, folder: Path | None) -> str | None:
     return str(path)
 
 
-class DashboardProxyHandler(ProxyHandler):  # type: ignore[misc]
+class DashboardProxyHandler(ProxyHandler):
     """jupyter-server-proxy's handler, to the user's own dashboard sockets only, for pages and
     websockets alike."""
 

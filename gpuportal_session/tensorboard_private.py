@@ -108,7 +108,7 @@ def check_logdir(argv: list[str]) -> str:
         raise SystemExit(f"TensorBoard: there is no folder {logdir!r}")
     if not os.access(logdir, os.R_OK | os.X_OK):
         raise SystemExit(f"TensorBoard: the folder {logdir!r} is not readable by you")
-    return os.path.abspath(logdir)
+    return str(os.path.abspath(logdir))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     from tensorboard import program
     from werkzeug.serving import make_server
 
-    class UnixSocketServer(program.TensorBoardServer):  # type: ignore[misc]
+    class UnixSocketServer(program.TensorBoardServer):
         def __init__(self, wsgi_app: Any, flags: Any) -> None:
             socket_path.unlink(missing_ok=True)
             self._server = make_server(f"unix://{socket_path}", 0, wsgi_app, threaded=True)

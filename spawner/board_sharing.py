@@ -95,7 +95,7 @@ def count_boards(handler: Any) -> int:
 
 
 class BoardsHandler(JsonHandler):
-    @web.authenticated  # type: ignore[misc]
+    @web.authenticated
     async def get(self) -> None:
         if not self.require_scope("read:servers"):
             return
@@ -109,7 +109,7 @@ class BoardsHandler(JsonHandler):
             }
         )
 
-    @web.authenticated  # type: ignore[misc]
+    @web.authenticated
     async def post(self) -> None:
         if not self.require_scope("servers"):
             return

@@ -107,7 +107,7 @@ def hosting_session(user: Any) -> Any:
     return None
 
 
-class SharedBoardSpawner(Spawner):  # type: ignore[misc]
+class SharedBoardSpawner(Spawner):
     """Starts, polls and stops one shared TensorBoard step."""
 
     logdir = Unicode("", help="The folder the board shows (set from the server's options).")
@@ -154,7 +154,7 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
             hub=lab.hub_id,
         )
 
-    async def start(self) -> tuple[str, int]:  # type: ignore[override]
+    async def start(self) -> tuple[str, int]:
         wrapper = hosting_session(self.user)
         if wrapper is None:
             raise spawn_error(NO_SESSION, reason="no_session")
@@ -226,7 +226,7 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
         last = said.strip().splitlines()[-1] if said.strip() else f"exit {process.returncode}"
         raise spawn_error(f"TensorBoard did not start: {last}", reason="board_failed")
 
-    async def poll(self) -> int | None:  # type: ignore[override]
+    async def poll(self) -> int | None:
         if self._process is not None:
             return self._process.returncode
         # After a hub restart: the step lives as long as the session job it runs in.
@@ -249,7 +249,7 @@ class SharedBoardSpawner(Spawner):  # type: ignore[misc]
                 return step
         return ""
 
-    async def stop(self, now: bool = False) -> None:  # type: ignore[override]
+    async def stop(self, now: bool = False) -> None:
         process, self._process = self._process, None
         lab = self._lab()
         if process is not None and process.returncode is None:

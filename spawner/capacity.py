@@ -150,7 +150,7 @@ def _clock(moment: datetime, now: datetime) -> str:
 class CapacityHandler(JsonHandler):
     """GET /hub/gpuportal/capacity: the view for the logged-in user's profiles, as JSON."""
 
-    @web.authenticated  # type: ignore[misc]
+    @web.authenticated
     async def get(self) -> None:
         if not self.require_scope("read:servers"):
             return

@@ -17,8 +17,8 @@ def spawn_error(
     at fault, if one is (see gpuportal_core.request.InvalidRequest).
     """
     error = SpawnException(message, reason=reason, status_code=status_code)
-    error.jupyterhub_message = message  # type: ignore[attr-defined]
-    error.field = field  # type: ignore[attr-defined]
+    error.jupyterhub_message = message
+    error.field = field
     return error
 
 

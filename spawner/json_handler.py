@@ -9,7 +9,7 @@ from jupyterhub.handlers.base import BaseHandler
 from jupyterhub.scopes import has_scope
 
 
-class JsonHandler(BaseHandler):  # type: ignore[misc]
+class JsonHandler(BaseHandler):
     # A hub token works here as in the REST API (the `gpuportal` CLI, scripts), besides the
     # browser's cookie; a token must hold the scope each method asks for (require_scope).
     _accept_token_auth = True

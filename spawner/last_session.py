@@ -71,7 +71,7 @@ class LastSessionHandler(JsonHandler):
     """{"text": what the last session used, "advice": a smaller ask or "", "job": its id in the
     portal}; {} where there is none."""
 
-    @web.authenticated  # type: ignore[misc]
+    @web.authenticated
     async def get(self) -> None:
         spawner = self.current_user.spawner
         url, token = getattr(spawner, "portal_url", ""), getattr(spawner, "portal_token", "")

@@ -26,7 +26,7 @@ from gpuportal_spawner.audit import audit
 from gpuportal_spawner.metrics import LOGIN_FAILURES
 
 
-class AuditedLogout(LogoutHandler):  # type: ignore[misc]
+class AuditedLogout(LogoutHandler):
     """JupyterHub's logout, and a line in the audit stream saying who logged out."""
 
     async def handle_logout(self) -> None:

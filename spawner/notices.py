@@ -75,7 +75,7 @@ def showing(
 class NoticesHandler(JsonHandler):
     """GET /hub/gpuportal/notices: the notices showing to the logged-in user now."""
 
-    @web.authenticated  # type: ignore[misc]
+    @web.authenticated
     async def get(self) -> None:
         user = self.current_user
         spawner = user.spawner

@@ -247,8 +247,9 @@ def check_profiles(
             continue
         values = dict(profile)
         for key in ("default_runtime", "max_runtime"):
-            if isinstance(values.get(key), int):
-                values[key] = format_runtime(int(values[key]))  # type: ignore[arg-type]
+            seconds = values.get(key)
+            if isinstance(seconds, int):
+                values[key] = format_runtime(seconds)
         problems = check_profile(values, partitions)
         name = f"profile {profile['slug']}"
         if problems:
@@ -320,7 +321,7 @@ def check_nodes(settings: HubSettings, partitions: set[str]) -> list[Check]:
 
 def _addresses(name: str) -> list[str]:
     try:
-        return sorted({info[4][0] for info in socket.getaddrinfo(name, None, socket.AF_INET)})
+        return sorted({str(info[4][0]) for info in socket.getaddrinfo(name, None, socket.AF_INET)})
     except OSError:
         return []
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import maybe_future
@@ -96,7 +96,9 @@ class GpuProfilesSpawner(ProfilesSpawner):
     _form_checked: tuple[dict[str, str], SpawnRequest] | None = None
     # The options of the last spawn that passed the checks: stored back whenever a request
     # fails them, so that bad options are never kept (they would break every later page).
-    _good_options: dict[str, str]
+    _good_options: dict[str, Any]
+    # Traits of the bases (JupyterHub's Spawner, wrapspawner's), which are Any to mypy.
+    start_timeout: int
     # Set when the hub, starting up, let go of this server while its job waited: the resume
     # service starts the server again on that job.
     _resume_job_id = ""
@@ -144,7 +146,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
         profiles: the offer's, when the caller already has them (the form does).
         """
-        child = self.config.get(self.profile_spawner_class.__name__, {})
+        child = self._session_config()
         if profiles is None:
             profiles = (await self.offer()).profiles
         taken = await self.cluster_snapshot()
@@ -157,14 +159,19 @@ class GpuProfilesSpawner(ProfilesSpawner):
     async def cluster_snapshot(self) -> Snapshot | None:
         """The cluster's jobs, nodes and reservations as of a few seconds ago, shared by all
         users' pages (None: Slurm did not answer within 2 s)."""
-        # The Slurm settings are the session spawner's; this wrapper has no Slurm of its own.
-        child = self.config.get(self.profile_spawner_class.__name__, {})
+        child = self._session_config()
         snapshot = Snapshots.get(
             bin_dir=child.get("slurm_bin_dir", ""),
             timeout=float(child.get("slurm_timeout", 20.0)),
             ttl=float(child.get("capacity_ttl", 10.0)),
         )
         return await snapshot.get_within(2.0)
+
+    def _session_config(self) -> dict[str, Any]:
+        """The session spawner's config section: the Slurm settings are its own, and this
+        wrapper has no Slurm of its own."""
+        spawner_class = cast(type, self.profile_spawner_class)
+        return dict(self.config.get(spawner_class.__name__, {}))
 
     def configured_profiles(self) -> list[ResourceProfile]:
         try:
@@ -187,13 +194,13 @@ class GpuProfilesSpawner(ProfilesSpawner):
     def _profiles_default(self) -> list[tuple[str, str, type, dict[str, Any]]]:
         # wrapspawner's static list is not used: profiles are live, and select_profile below
         # picks the one spawner class for every profile.
-        return [("GPU job", "", self.profile_spawner_class, {})]
+        return [("GPU job", "", cast(type, self.profile_spawner_class), {})]
 
     def select_profile(self, profile: str) -> None:
         # Whatever the profile, the child is the Slurm spawner; the profile itself reaches it
         # as the validated spawn_request, never as child config.
         self.child_class = self.profile_spawner_class
-        self.child_config = {}
+        self.child_config: dict[str, Any] = {}
 
     @default("apply_user_options")
     def _apply_user_options_default(self) -> Any:
@@ -239,7 +246,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
                 folder = check_folder(str(options.get("tensorboard", "")))
             except ValueError as error:
                 raise spawn_error(str(error), reason="invalid_options") from None
-            groups = options.get("groups", [])
+            groups: Any = options.get("groups", [])
             if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
                 raise spawn_error("groups must be a list of group names", reason="invalid_options")
             self._good_options = {"tensorboard": folder, "groups": groups}
@@ -316,12 +323,13 @@ class GpuProfilesSpawner(ProfilesSpawner):
     async def move_certs(self, pair: dict[str, str]) -> dict[str, str]:
         return dict(await maybe_future(self.child_spawner.move_certs(pair)))
 
-    async def poll(self) -> int | None:  # type: ignore[override]
+    async def poll(self) -> int | None:
         child = self.child_spawner
         if isinstance(child, GpuSlurmSpawner):
             # _check_pending: the hub is starting up and checking the servers it had.
             return await child.poll_session(hub_check=self._check_pending)
-        return await maybe_future(super().poll())
+        status: int | None = await maybe_future(super().poll())
+        return status
 
     @property
     def ever_started(self) -> bool:

@@ -65,6 +65,8 @@ class SessionJob(SessionJobSettings):
     """The job of one server: the Slurm boundary, its files, poll, stop and saved state."""
 
     _pollers: ClassVar[dict[tuple[Any, ...], JobPoller]] = {}
+    # batchspawner's trait (its classes are Any to mypy): "" while the server has no job.
+    job_id: str
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
@@ -221,7 +223,7 @@ class SessionJob(SessionJobSettings):
         self.session = Session()
         self.gpu_use, self.cull_mark = None, None
 
-    async def poll(self) -> int | None:  # type: ignore[override]
+    async def poll(self) -> int | None:
         return await self.poll_session()
 
     async def poll_session(self, *, hub_check: bool = False) -> int | None:
@@ -310,7 +312,7 @@ class SessionJob(SessionJobSettings):
         self.log.error("Job %s could not be cancelled; it ends at its time limit", job_id)
         return False
 
-    async def stop(self, now: bool = False) -> None:  # type: ignore[override]
+    async def stop(self, now: bool = False) -> None:
         culled = self._culled()
         limit = self.cull_limits.limit(culled) if culled is not None else 0
         if self._advance(Seen(Event.STOP, culled=culled, limit=limit)).do is Do.LET_GO:
@@ -381,8 +383,9 @@ def scheduler_silent(error: SlurmError) -> Exception:
 
 
 def scheduler_silent_for(detail: str) -> Exception:
-    return spawn_error(
+    error: Exception = spawn_error(
         f"The scheduler is not answering ({detail}); try again in a minute.",
         reason="slurm_unavailable",
         status_code=503,
     )
+    return error

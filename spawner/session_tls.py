@@ -29,7 +29,7 @@ from typing import Any
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
 from gpuportal_spawner.job_files import JobFiles
@@ -95,7 +95,7 @@ def make_pair(store_dir: str, common_name: str, names: list[str]) -> tuple[str, 
             critical=True,
         )
         .add_extension(
-            x509.AuthorityKeyIdentifier.from_issuer_public_key(ca_cert.public_key()),
+            x509.AuthorityKeyIdentifier.from_issuer_public_key(_issuer_key(ca_cert)),
             critical=False,
         )
     )
@@ -141,3 +141,12 @@ async def hand_over(spawner: Any, files: JobFiles, pair: dict[str, str]) -> dict
     await files.write_private(log_dir, pem, pair["key"] + pair["cert"])
     await files.write_private(log_dir, ca, cas)
     return {"keyfile": pem, "certfile": pem, "cafile": ca}
+
+
+def _issuer_key(ca_cert: x509.Certificate) -> rsa.RSAPublicKey | ec.EllipticCurvePublicKey:
+    """The CA's public key, of a kind a certificate can name its issuer by (the hub's CAs are
+    RSA, this module's own are EC)."""
+    key = ca_cert.public_key()
+    if not isinstance(key, rsa.RSAPublicKey | ec.EllipticCurvePublicKey):
+        raise ValueError(f"the notebooks' CA has a {type(key).__name__}, neither RSA nor EC")
+    return key

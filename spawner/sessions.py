@@ -203,7 +203,7 @@ async def _reservations(user: Any, names: list[str]) -> list[Reservation]:
 class SessionsHandler(JsonHandler):
     """GET /hub/gpuportal/sessions: the logged-in user's sessions as cards."""
 
-    @web.authenticated  # type: ignore[misc]
+    @web.authenticated
     async def get(self) -> None:
         if not self.require_scope("read:servers"):
             return
@@ -213,7 +213,7 @@ class SessionsHandler(JsonHandler):
 class ExtendHandler(JsonHandler):
     """POST /hub/gpuportal/extend: raise a running session's time limit, within its maximum."""
 
-    @web.authenticated  # type: ignore[misc]
+    @web.authenticated
     async def post(self) -> None:
         user = self.current_user
         try:

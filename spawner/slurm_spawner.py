@@ -140,7 +140,7 @@ class GpuSlurmSpawner(SessionJob):
             return ""
         return info.host if info is not None else ""
 
-    async def start(self) -> tuple[str, int]:  # type: ignore[override]
+    async def start(self) -> tuple[str, int]:
         request = self.spawn_request
         if not self.resume_job_id and not isinstance(request, SpawnRequest):
             raise spawn_error("No resource profile was chosen.", reason="no_profile")
@@ -363,7 +363,7 @@ class GpuSlurmSpawner(SessionJob):
                 )
         raise spawn_error(message, reason="job_ended", status_code=500)
 
-    async def progress(self) -> AsyncIterator[dict[str, Any]]:  # type: ignore[override]
+    async def progress(self) -> AsyncIterator[dict[str, Any]]:
         last = ""
         while True:
             message = self.note or "Submitting the job to Slurm..."

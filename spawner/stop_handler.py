@@ -38,7 +38,7 @@ async def end_pending_spawn(spawner: Any, log: Any, wait_s: float = SPAWN_END_WA
     await asyncio.wait([future], timeout=wait_s)
 
 
-class StopAfterSpawnHandler(UserServerAPIHandler):  # type: ignore[misc]
+class StopAfterSpawnHandler(UserServerAPIHandler):
     @needs_scope("delete:servers")  # type: ignore[untyped-decorator]
     async def delete(self, user_name: str, server_name: str = "") -> None:
         user = self.find_user(user_name)
