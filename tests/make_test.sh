@@ -54,7 +54,10 @@ lint() {
 }
 
 began=$(date +%s)
-part "Debian 12: install, docs, cluster, HTTPS, PostgreSQL" setup || summary
+# The parts are named for the machine they run on (Debian 12 here, or 13 where make test runs
+# in a Debian 13 machine or root).
+part "Debian ${VERSION_ID:-?}: install, docs, cluster, HTTPS, PostgreSQL" setup || summary
+SLURM=$(dpkg-query -W -f='${Version}' slurm-wlm 2>/dev/null | cut -d. -f1,2)
 part "ruff and mypy" lint
 D13_DIR=${PORTAL_DEBIAN13_DIR:-/var/lib/portal-debian13}
 GATES=/tmp/gpuportal-lanes-after  # in the root; the Debian 12 lanes mark their end there
@@ -81,7 +84,7 @@ if [ "$DEBIAN13" = 1 ]; then
     debian13=$!
     export LANES_DONE_DIR=$D13_DIR/root$GATES
 fi
-part "Debian 12 / Slurm 22.05: every test, two lanes" bash tests/lanes.sh "$VENV/bin/python" "$@"
+part "Debian ${VERSION_ID:-?} / Slurm ${SLURM:-?}: every test, two lanes" bash tests/lanes.sh "$VENV/bin/python" "$@"
 if [ "$DEBIAN13" = 1 ]; then
     echo
     echo "======================== Debian 13 / Slurm 24.11 (tests/debian13.sh) ========================"

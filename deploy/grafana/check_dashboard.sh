@@ -4,16 +4,19 @@
 # pasted into a typed object literal, so that every field is checked, unknown ones included
 # (a JSON import would widen "timeseries" to any string and let them through).
 # usage: check_dashboard.sh [DASHBOARD.json]    exit 0: valid; otherwise tsc's errors
+#        check_dashboard.sh --install             only fetch the types (npm ci), if not yet
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-DASHBOARD=${1:-$HERE/gpuportal-dashboard.json}
 CHECK=$HERE/schema-check
 cd "$CHECK"
 want=$(sha256sum package-lock.json | cut -c1-16)
 if [ "$(cat node_modules/.installed 2>/dev/null)" != "$want" ]; then
-    npm ci --silent --no-fund --no-audit
+    npm ci --loglevel=error --no-fund --no-audit ||
+        { echo "check_dashboard.sh: npm ci failed: Grafana's types could not be fetched" >&2; exit 1; }
     echo "$want" >node_modules/.installed
 fi
+[ "${1:-}" = "--install" ] && exit 0
+DASHBOARD=${1:-$HERE/gpuportal-dashboard.json}
 mkdir -p build
 {
     echo "import type { Dashboard } from '@grafana/schema';"

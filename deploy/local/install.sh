@@ -42,7 +42,8 @@ packages+=(prometheus prometheus-node-exporter)
 packages+=(build-essential pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).
 # libnss3-tools: certutil, which puts the demo CA in the tests' Chromium store (https.sh trust).
-[ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql docker-compose libnss3-tools)
+# nginx: the HTTPS front a site may put before the hub (tests/integration/security/test_nginx_front.py).
+[ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql docker-compose libnss3-tools nginx)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -57,6 +58,10 @@ if [ "${#missing[@]}" -gt 0 ]; then
     # address) where systemd runs; deploy/local/prometheus.sh runs ours, so theirs stay off.
     if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
         systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
+    fi
+    # The same for Debian's nginx (:80): the test runs one of its own on loopback.
+    if [[ " ${missing[*]} " == *" nginx "* ]] && [ -d /run/systemd/system ]; then
+        systemctl disable --now nginx >/dev/null 2>&1 || true
     fi
 fi
 
@@ -121,4 +126,7 @@ rm -rf "$VENV/share/jupyter/labextensions/nbdime-jupyterlab"
 bash "$HERE/labextension.sh" "$VENV"
 bash "$HERE/code_server.sh" "$VENV"
 bash "$HERE/environments.sh" "$VENV"
+# The dashboard's schema check (tests/unit/test_grafana_dashboard.py) needs Grafana's types from
+# npm: fetched here, where the install has the network (a Debian 13 root's tests have none).
+[ "$WITH_TESTS" = 1 ] && bash "$REPO/deploy/grafana/check_dashboard.sh" --install
 say "ready"

@@ -33,6 +33,14 @@ def _compose_config() -> dict:
     return yaml.safe_load(result.stdout)
 
 
+def _port(port: str | dict[str, object]) -> str:
+    """A published port as docker-compose 1 prints it ("127.0.0.1:8000:8000/tcp"), from 2's
+    mapping too."""
+    if isinstance(port, dict):
+        return f"{port['host_ip']}:{port['published']}:{port['target']}"
+    return str(port).removesuffix("/tcp")
+
+
 def _function(name: str) -> str:
     """The body of a shell function in cluster.sh."""
     match = re.search(rf"^{name}\(\) \{{.*?^\}}", CLUSTER_SH, re.S | re.M)
@@ -55,10 +63,10 @@ def test_compose_accepts_the_file_and_every_part_is_there():
         assert service["build"]["dockerfile"] == "deploy/docker/Dockerfile", name
         assert service["healthcheck"]["test"], name
         for volume in service.get("volumes", []):
-            assert volume.split(":")[0] in config["volumes"], (name, volume)
-    assert [str(port).removesuffix("/tcp") for port in services["hub"]["ports"]] == [
-        "127.0.0.1:8000:8000"
-    ]
+            # docker-compose 1 (Debian 12) prints "name:/path", 2 (Debian 13) a mapping.
+            source = volume["source"] if isinstance(volume, dict) else volume.split(":")[0]
+            assert source in config["volumes"], (name, volume)
+    assert [_port(port) for port in services["hub"]["ports"]] == ["127.0.0.1:8000:8000"]
     # The hub starts last, once everything it needs answers.
     assert set(services["hub"]["depends_on"]) == {"ldap", "postgres", "gpu01", "gpu02"}
     assert all(

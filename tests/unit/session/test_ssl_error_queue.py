@@ -17,9 +17,12 @@ from gpuportal_session import ssl_error_queue
 
 @pytest.fixture
 def pristine(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """SSLSocket's methods restored after the test; the clears counted instead of made."""
+    """SSLSocket's methods as the standard library has them during the test (where this
+    process installed the workaround already, on OpenSSL 3.4 and newer, unwrapped), and as they
+    were after it; the clears counted instead of made."""
     for name in ssl_error_queue.IO_METHODS:
-        monkeypatch.setattr(ssl.SSLSocket, name, getattr(ssl.SSLSocket, name))
+        method = getattr(ssl.SSLSocket, name)
+        monkeypatch.setattr(ssl.SSLSocket, name, getattr(method, "__wrapped__", method))
     cleared: list[str] = []
     monkeypatch.setattr(ssl_error_queue, "_clear_errors", lambda: lambda: cleared.append("cleared"))
     yield cleared
