@@ -6,8 +6,18 @@ from typing import Any, ClassVar, cast
 
 from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import maybe_future
-from sqlalchemy.orm import object_session
-from traitlets import Callable, Dict, Integer, List, Type, Unicode, Union, default
+from traitlets import (
+    Callable,
+    Dict,
+    Integer,
+    List,
+    TraitError,
+    Type,
+    Unicode,
+    Union,
+    default,
+    validate,
+)
 from wrapspawner import ProfilesSpawner, WrapSpawner
 
 from gpuportal_core.accounting import group_use
@@ -40,6 +50,11 @@ from gpuportal_spawner.spawn_form import ReturnedForm, render_form, return_form
 # The resume service adds this key to the stored options when it starts a server again after
 # a hub restart: take over that job (never submit one). Never stored.
 RESUME_KEY = "resume_job"
+
+
+def check_options(spawner: GpuProfilesSpawner, user_options: dict[str, Any]) -> Any:
+    """GpuProfilesSpawner's apply_user_options: its own check of the options (not a setting)."""
+    return spawner.check_user_options(user_options)
 
 
 class GpuProfilesSpawner(ProfilesSpawner):
@@ -91,7 +106,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
     _request: SpawnRequest | None = None
     _limits = CullLimits()  # the request's culling limits, worked out once per spawn
     # The form's options as checked by options_from_form, with the request they made: the hub
-    # hands the same options to run_pre_spawn_hook, which need not fetch the offer and check
+    # hands the same options to apply_user_options, which need not fetch the offer and check
     # them again (one validation per spawn).
     _form_checked: tuple[dict[str, str], SpawnRequest] | None = None
     # The options of the last spawn that passed the checks: stored back whenever a request
@@ -114,7 +129,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
         self._good_options = {}
         super().__init__(**kwargs)
         # The configured start_timeout: how long JupyterLab may take once its job runs. Each
-        # spawn adds its profile's queue limit to it (run_pre_spawn_hook).
+        # spawn adds its profile's queue limit to it (check_user_options).
         self._startup_timeout = int(self.start_timeout)
 
     async def offer(self) -> Offer:
@@ -204,9 +219,18 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
     @default("apply_user_options")
     def _apply_user_options_default(self) -> Any:
-        # user_options are handled by run_pre_spawn_hook (not configurable, so that no config
-        # can skip validation); this tells the hub they are not ignored.
-        return lambda spawner, user_options: None
+        # JupyterHub (5.3+) calls this hook with the options of every spawn, from the form or
+        # the REST API, before the admin's pre_spawn_hook and before start().
+        return check_options
+
+    @validate("apply_user_options")
+    def _keep_the_check(self, proposal: Any) -> Any:
+        if proposal["value"] is not check_options:
+            raise TraitError(
+                "GpuProfilesSpawner.apply_user_options is the portal's own check of the spawn "
+                "options and cannot be replaced; put a hook of your own in pre_spawn_hook."
+            )
+        return proposal["value"]
 
     @default("options_form")
     def _options_form_default(self) -> Any:
@@ -235,11 +259,13 @@ class GpuProfilesSpawner(ProfilesSpawner):
             return_form(ReturnedForm(sent, field, error.log_message))
             raise
 
-    async def run_pre_spawn_hook(self) -> Any:
-        # The REST API sets user_options without the form: validate them here, before start(),
-        # so that a bad request is a 400 and nothing is submitted. The hub has already stored
-        # the raw options; they are replaced by checked ones (or the last good ones) here.
-        options = dict(self.user_options or {})
+    async def check_user_options(self, user_options: dict[str, Any]) -> None:
+        """Check a spawn's options (the form's, already checked by options_from_form, or the
+        REST API's) and keep the request they make; a bad request is a 400 and nothing is
+        submitted. JupyterHub has stored the raw options: the checked ones (or the last good
+        ones, when these fail) take their place on the spawner's record, which the hub commits
+        with the spawn or its failure."""
+        options = dict(user_options or {})
         if is_board(self.name):
             # A shared TensorBoard (gpuportal_spawner.board_spawner): a folder, no profile.
             try:
@@ -250,12 +276,16 @@ class GpuProfilesSpawner(ProfilesSpawner):
             if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
                 raise spawn_error("groups must be a list of group names", reason="invalid_options")
             self._good_options = {"tensorboard": folder, "groups": groups}
-            self._store_options(self._good_options)
-            return await maybe_future(super().run_pre_spawn_hook())
+            self._keep_options(self._good_options)
+            return
         resume = options.pop(RESUME_KEY, "")
         self._resume_request = resume if isinstance(resume, str) else ""
         if not self._resume_request:  # a resume takes back a job it already had
-            check_running_limit(self.user, self.name, self.named_sessions)
+            try:
+                check_running_limit(self.user, self.name, self.named_sessions)
+            except SpawnException:
+                self._keep_options(self._good_options)
+                raise
         self._last_note = ""
         form, self._form_checked = self._form_checked, None
         try:
@@ -266,7 +296,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
         except SpawnException:
             self._request = None
             if not self._resume_request:
-                self._store_options(self._good_options)
+                self._keep_options(self._good_options)
                 raise
             # A resume submits nothing, so it needs no valid options: the job was checked when
             # it was submitted (the portal may not be up yet, or a profile has changed since).
@@ -277,17 +307,13 @@ class GpuProfilesSpawner(ProfilesSpawner):
         # A resumed job is past its submission: let it wait as long as Slurm keeps it.
         self._limits = CullLimits.of(self._request.profile) if self._request else CullLimits()
         self.start_timeout = self._limits.start_wait(self._startup_timeout)
-        self._store_options(self._good_options)
-        return await maybe_future(super().run_pre_spawn_hook())
+        self._keep_options(self._good_options)
 
-    def _store_options(self, options: dict[str, str]) -> None:
+    def _keep_options(self, options: dict[str, Any]) -> None:
+        """These options on the spawner and its record (committed by the hub, not here)."""
         self.user_options = dict(options)
-        orm_spawner = self.orm_spawner
-        if orm_spawner is not None and orm_spawner.user_options != options:
-            orm_spawner.user_options = dict(options)
-            session = object_session(orm_spawner)
-            if session is not None:
-                session.commit()
+        if self.orm_spawner is not None:
+            self.orm_spawner.user_options = dict(options)
 
     def construct_child(self) -> Any:
         # wrapspawner's construct_child reads user_options["profile"] into a Unicode trait,

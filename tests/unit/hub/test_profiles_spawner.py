@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from jupyterhub.spawner import SpawnException
+from traitlets import TraitError
 from traitlets.config import Config
 
 from gpuportal_core.profiles import ResourceProfile
@@ -43,7 +44,7 @@ def test_a_form_spawn_is_checked_once_with_one_look_at_the_offer(
             {"profile": ["gpu-1"], "runtime": ["02:00:00"], "_xsrf": ["x"]}
         )
         spawner.user_options = options  # as the hub does between the two
-        await spawner.run_pre_spawn_hook()
+        await spawner._run_apply_user_options(options)  # as User.spawn calls the hook
         return spawner.construct_child()
 
     child = asyncio.run(spawn())
@@ -61,7 +62,7 @@ def test_an_api_spawn_or_changed_options_are_checked_again(
     async def spawn() -> None:
         await spawner.options_from_form({"profile": ["gpu-1"], "runtime": ["02:00:00"]})
         spawner.user_options = {"profile": "gpu-1", "runtime": "03:00:00"}  # not the form's
-        await spawner.run_pre_spawn_hook()
+        await spawner._run_apply_user_options(spawner.user_options)
 
     asyncio.run(spawn())
     assert len(fetched) == 2
@@ -102,3 +103,29 @@ def test_a_refused_form_comes_back_to_its_own_request_only(
     train, tune = asyncio.run(both())
     assert 'value="99:00:00"' in train and "soon" not in train
     assert 'value="soon"' in tune and "99:00:00" not in tune
+
+
+def test_bad_options_from_the_api_are_a_400_and_the_last_good_ones_stay(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check is JupyterHub's apply_user_options hook (issue 37): what the REST API sends is
+    refused there, before the admin's pre_spawn_hook and start(), and the record keeps the last
+    good options for the hub to commit (the spawner commits nothing itself)."""
+    spawner, _ = make_spawner(monkeypatch)
+    good = {"profile": "gpu-1", "runtime": "02:00:00"}
+    spawner.orm_spawner = SimpleNamespace(
+        name="", server=None, user_options={"profile": ["not", "a", "slug"]}
+    )
+    spawner._good_options = dict(good)
+    with pytest.raises(SpawnException) as refused:
+        asyncio.run(spawner._run_apply_user_options({"profile": ["not", "a", "slug"]}))
+    assert refused.value.status_code == 400
+    assert spawner.orm_spawner.user_options == good and spawner.user_options == good
+
+
+def test_the_check_cannot_be_configured_away() -> None:
+    config = Config()
+    config.GpuProfilesSpawner.apply_user_options = lambda spawner, options: None
+    user = SimpleNamespace(name="alice", groups=[], spawners={}, url="/user/alice/")
+    with pytest.raises(TraitError, match="pre_spawn_hook"):
+        GpuProfilesSpawner(user=user, orm_spawner=None, config=config)
