@@ -45,7 +45,7 @@ from gpuportal_spawner.errors import spawn_error
 from gpuportal_spawner.named_sessions import check_running_limit
 from gpuportal_spawner.profile_source import Offer, ProfileSource
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
-from gpuportal_spawner.spawn_form import ReturnedForm, render_form, return_form
+from gpuportal_spawner.spawn_form import ReturnedForm, ReturnedForms, render_form
 
 # The resume service adds this key to the stored options when it starts a server again after
 # a hub restart: take over that job (never submit one). Never stored.
@@ -127,6 +127,9 @@ class GpuProfilesSpawner(ProfilesSpawner):
 
     def __init__(self, **kwargs: Any) -> None:
         self._good_options = {}
+        # Refused forms on their way to the page (gpuportal_spawner.spawn_form.ReturnedForms):
+        # the default server's spawner keeps the user's.
+        self.returned_forms = ReturnedForms()
         super().__init__(**kwargs)
         # The configured start_timeout: how long JupyterLab may take once its job runs. Each
         # spawn adds its profile's queue limit to it (check_user_options).
@@ -252,11 +255,11 @@ class GpuProfilesSpawner(ProfilesSpawner):
             self._form_checked = (checked, request)
             return checked
         except InvalidRequest as error:
-            return_form(ReturnedForm(sent, error.field, str(error)))
+            self.user.spawner.returned_forms.put(ReturnedForm(sent, error.field, str(error)))
             raise spawn_error(str(error), reason="invalid_options") from None
         except SpawnException as error:
             field = str(getattr(error, "field", ""))
-            return_form(ReturnedForm(sent, field, error.log_message))
+            self.user.spawner.returned_forms.put(ReturnedForm(sent, field, error.log_message))
             raise
 
     async def check_user_options(self, user_options: dict[str, Any]) -> None:

@@ -3,7 +3,9 @@ chosen profile offers, and the time limit; a refused form comes back as it was s
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+import dataclasses
+import time
+from collections import deque
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,29 +28,48 @@ class ReturnedForm:
     sent: dict[str, str]
     field: str
     error: str
+    at: float = dataclasses.field(default_factory=time.monotonic)
 
 
-# Set by options_from_form and read by the render of the refused form, in the same request (one
-# asyncio task, whose context this variable's value lives in): JupyterHub draws the refused form
-# with the user's default server's spawner, whichever server was asked for (its SpawnHandler
-# calls `user.spawner.get_options_form()`), so no spawner can hold it, and a dict keyed by user
-# gave two named sessions' requests each other's messages.
-_returned: ContextVar[ReturnedForm | None] = ContextVar("returned_form", default=None)
+# A refused form waits for the render that follows it in the same request for at most this long.
+RETURNED_FOR_S = 10.0
 
 
-def return_form(form: ReturnedForm) -> None:
-    """Keep a refused form for this request's render of the form."""
-    _returned.set(form)
+class ReturnedForms:
+    """The user's refused forms, each kept from the check that refused it (options_from_form) to
+    the render of the page that follows it in the same request, oldest first.
+
+    Kept by the user's default spawner: JupyterHub draws a refused form with that spawner
+    whichever server was asked for (its SpawnHandler's POST calls
+    `user.spawner.get_options_form()`; its GET with query options, the server's own), so no
+    other spawner is common to the check and the render. Each check is followed by exactly one
+    render, in the order the checks ended, so two named sessions' forms refused at once each
+    get their own (a single slot per user gave them each other's).
+    """
+
+    def __init__(self) -> None:
+        self._waiting: deque[ReturnedForm] = deque()
+
+    def put(self, form: ReturnedForm) -> None:
+        self._waiting.append(form)
+
+    def take(self) -> ReturnedForm | None:
+        now = time.monotonic()
+        while self._waiting:
+            form = self._waiting.popleft()
+            if now - form.at < RETURNED_FOR_S:  # never a form left from a request long gone
+                return form
+        return None
 
 
 async def render_form(spawner: Any) -> str:
     """The options form of a GpuProfilesSpawner: its profiles, capacity and environments."""
+    # First, before any wait: the renders take the refused forms in the order of their checks.
+    returned = spawner.user.spawner.returned_forms.take()
     offer = await spawner.offer()
     profiles = offer.profiles
     if not profiles:
         return _FORMS.get_template("spawn_form.html").render(profiles=[], selected="", runtime="")
-    returned = _returned.get()
-    _returned.set(None)
     previous = returned.sent if returned else (spawner.user_options or {})
     selected = previous.get("profile") if isinstance(previous, dict) else None
     if selected not in {p.slug for p in profiles}:

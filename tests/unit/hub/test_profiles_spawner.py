@@ -21,9 +21,16 @@ from gpuportal_spawner.spawn_form import render_form
 PROFILES = [ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1, queue_limit=600)]
 
 
-def make_spawner(monkeypatch: pytest.MonkeyPatch) -> tuple[GpuProfilesSpawner, list[int]]:
-    user = SimpleNamespace(name="alice", groups=[], spawners={}, url="/user/alice/")
+def make_spawner(
+    monkeypatch: pytest.MonkeyPatch, user: SimpleNamespace | None = None
+) -> tuple[GpuProfilesSpawner, list[int]]:
+    """A spawner of alice's (of `user`, for another server of hers): the first one made for a
+    user is her default server's."""
+    if user is None:
+        user = SimpleNamespace(name="alice", groups=[], spawners={}, url="/user/alice/")
     spawner = GpuProfilesSpawner(user=user, orm_spawner=None, config=Config())
+    if not hasattr(user, "spawner"):
+        user.spawner = spawner
     fetched: list[int] = []
 
     async def offer() -> Offer:
@@ -74,31 +81,27 @@ def test_a_refused_form_comes_back_to_its_own_request_only(
 ) -> None:
     """Issue 37: alice posts the forms of two named sessions at once, both refused; each page
     shows its own values and message. JupyterHub draws both with her default server's spawner,
-    and a refused form kept per user went to whichever page was drawn next."""
+    and a refused form kept in one slot per user went to whichever page was drawn next."""
     default, _ = make_spawner(monkeypatch)
-    named = {name: make_spawner(monkeypatch)[0] for name in ("train", "tune")}
+    named = {name: make_spawner(monkeypatch, default.user)[0] for name in ("train", "tune")}
 
     async def capacity(profiles: Any = None) -> dict[str, Any]:
         return capacity_view(profiles, None, None)  # Slurm not asked: "not known now"
 
     monkeypatch.setattr(default, "capacity", capacity)
     default.hub = SimpleNamespace(base_url="/hub/")
-    both_refused = asyncio.Event()
-    refused: list[str] = []
 
-    async def post(name: str, runtime: str) -> str:
-        # As JupyterHub's SpawnHandler.post: the named server's spawner reads the form, and
-        # on an error the default server's spawner draws the page.
+    async def refuse(name: str, runtime: str) -> None:
+        # The named server's spawner reads the form (JupyterHub's SpawnHandler.post).
         with pytest.raises(SpawnException):
             await named[name].options_from_form({"profile": ["gpu-1"], "runtime": [runtime]})
-        refused.append(name)
-        if len(refused) == 2:
-            both_refused.set()
-        await both_refused.wait()
-        return await render_form(default)
 
     async def both() -> list[str]:
-        return list(await asyncio.gather(post("train", "99:00:00"), post("tune", "soon")))
+        # Both refused before either page is drawn (two requests on the hub's one event loop);
+        # the pages are then drawn by the default server's spawner, in the same order.
+        await refuse("train", "99:00:00")
+        await refuse("tune", "soon")
+        return [await render_form(default), await render_form(default)]
 
     train, tune = asyncio.run(both())
     assert 'value="99:00:00"' in train and "soon" not in train
