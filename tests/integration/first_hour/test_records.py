@@ -60,16 +60,16 @@ def test_a_removed_session_record_stays_removed(hub: Hub, clean: None, browser: 
 
     def listed() -> bool:
         page.goto(f"{hub.url}/services/portal/jobs")
-        page.wait_for_selector("#jobs-count:has-text('jobs')")
+        page.wait_for_selector("#jobs-count:has-text('job')")
         return row.count() == 1 and "Stopped" in row.inner_text()
 
     wait_for(listed, 90, "the stopped session in the history", step=3)
     row.locator("button:has-text('Remove')").click()
     row.wait_for(state="detached", timeout=20_000)
-    # Slurm still lists the ended job (MinJobAge), and the portal's scans (every 3 s here)
+    # Slurm still lists the ended job (MinJobAge), and the job watcher's looks (every 5 s)
     # come and go: the record does not come back.
     assert job_id in user_jobs("alice", "%i", "--states=all")
     time.sleep(12)
     page.goto(f"{hub.url}/services/portal/jobs")
-    page.wait_for_selector("#jobs-count:has-text('jobs')")
+    page.wait_for_selector("#jobs-count:has-text('job')")
     assert row.count() == 0
