@@ -1,106 +1,115 @@
-"""Resource profiles: what a user may ask for, with cores and memory derived per GPU."""
+"""Resource profiles: what a user may ask for, with cores and memory derived per GPU.
+
+`ProfileSpec` is the one list of a profile's fields, with their types, limits, defaults and the
+words the admin form shows. Everything else derives from it: the portal's API schemas
+(gpuportal_portal.schemas), its table (one JSON column, gpuportal_portal.models), the admin form
+(gpuportal_portal.profile_form), and the hub's reading of profiles from its config or from the
+portal (`profile_from_config`, `profile_from_record` below). docs/explanation/architecture.md
+has the steps to add a field.
+"""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
-from gpuportal_core.slurm_time import describe_runtime, parse_runtime
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic.config import JsonDict
 
-# Slugs and Slurm names end up in sbatch options: keep them to a plain, shell-inert alphabet.
-SLUG_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?")
-SLURM_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+from gpuportal_core.profile_fields import (
+    EXTRA_SBATCH_OPTIONS,
+    GROUP_RE,
+    SLUG_RE,
+    SLURM_NAME_RE,
+    Description,
+    Groups,
+    Limit,
+    PartitionName,
+    ProfileError,
+    Runtime,
+    SbatchOptions,
+    Slug,
+    Title,
+    check_sbatch_option,
+)
+from gpuportal_core.slurm_time import describe_runtime, format_runtime
 
-# LDAP/Unix group names, as the hub and the portal see them.
-GROUP_RE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,63}")
-# The sbatch options an admin may add to a profile, each with the values it takes. Anything
-# else (--wrap, --export, --uid, ...) could change what runs or as whom, so it is not offered.
-EXTRA_SBATCH_OPTIONS: dict[str, re.Pattern[str]] = {
-    "account": SLURM_NAME_RE,
-    "qos": SLURM_NAME_RE,
-    "reservation": SLURM_NAME_RE,
-    # Node features with Slurm's operators: "a100", "a100&ib", "[rack1|rack2]".
-    "constraint": re.compile(r"[A-Za-z0-9_.&|,:*\[\]-]{1,200}"),
-}
+__all__ = [
+    "EXTRA_SBATCH_OPTIONS",
+    "GROUP_RE",
+    "SLUG_RE",
+    "SLURM_NAME_RE",
+    "ProfileError",
+    "ProfileSpec",
+    "ResourceProfile",
+    "check_sbatch_option",
+]
 
 DEFAULT_CORES_PER_GPU = 8
 DEFAULT_MEM_PER_GPU_GB = 48
-DEFAULT_RUNTIME = 8 * 3600
-DEFAULT_MAX_RUNTIME = 24 * 3600
-# The culling limits of a profile, as its fields, the API and the admin page name them.
-CULL_LIMITS = ("idle_limit", "gpu_idle_limit", "queue_limit")
-# What a new profile in the portal starts with: 1 h idle, 2 h with idle GPUs, 4 h in the queue.
-DEFAULT_CULL_LIMITS = {"idle_limit": 3600, "gpu_idle_limit": 7200, "queue_limit": 4 * 3600}
+_CULLING: JsonDict = {"section": "Culling", "section_hint": "HH:MM:SS each; 00:00:00 = never"}
 
 
-class ProfileError(ValueError):
-    """A profile definition that breaks a rule; the message names the field and the rule."""
+class ProfileSpec(BaseModel):
+    """What an admin sets for a profile. Runtimes are seconds, written HH:MM:SS."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    title: Title = Field(title="Title")
+    description: Description = Field("", title="Description")
+    gpus: int = Field(ge=1, le=64, title="GPUs", description="on one node")
+    cores_per_gpu: int = Field(DEFAULT_CORES_PER_GPU, ge=1, le=512, title="CPU cores per GPU")
+    mem_per_gpu_gb: int = Field(DEFAULT_MEM_PER_GPU_GB, ge=1, le=4096, title="Memory per GPU (GB)")
+    default_runtime: Runtime = Field(8 * 3600, title="Default time limit", description="HH:MM:SS")
+    max_runtime: Runtime = Field(
+        24 * 3600,
+        title="Maximum time limit",
+        description="HH:MM:SS, within the partition's MaxTime",
+    )
+    # Culling (gpuportal_core.culling), 0 for never: a session idle this long, whose GPUs sat
+    # idle this long, or whose job waited in the queue this long is stopped.
+    idle_limit: Limit = Field(3600, title="Stop a session unused for", json_schema_extra=_CULLING)
+    gpu_idle_limit: Limit = Field(
+        2 * 3600,
+        title="Stop a session whose GPUs were idle for",
+        description="even with JupyterLab open; where GPU use is measured",
+        json_schema_extra=_CULLING,
+    )
+    queue_limit: Limit = Field(
+        4 * 3600, title="Cancel a session still queued after", json_schema_extra=_CULLING
+    )
+    partition: PartitionName = Field("gpu", title="Partition")
+    # Allow-listed extra sbatch options, e.g. {"account": "ml", "qos": "short"}.
+    sbatch_options: SbatchOptions = Field(default_factory=dict, title="sbatch options")
+    groups: Groups = Field(
+        (), title="LDAP groups that see it", description="comma-separated; empty = everyone"
+    )
+    enabled: bool = Field(True, title="Enabled (offered on the spawn page)")
 
 
-@dataclass(frozen=True)
-class ResourceProfile:
+def spec_values(spec: ProfileSpec) -> dict[str, Any]:
+    """A profile's spec fields as the API, the table and the audit record write them."""
+    values: dict[str, Any] = spec.model_dump(mode="json", include=set(ProfileSpec.model_fields))
+    return values
+
+
+class ResourceProfile(ProfileSpec):
     """One choice on the spawn page: N GPUs on one node, cores and memory following the GPUs."""
 
-    slug: str
-    title: str
-    gpus: int
-    partition: str = "gpu"
-    cores_per_gpu: int = DEFAULT_CORES_PER_GPU
-    mem_per_gpu_gb: int = DEFAULT_MEM_PER_GPU_GB
-    default_runtime: int = DEFAULT_RUNTIME
-    max_runtime: int = DEFAULT_MAX_RUNTIME
-    description: str = ""
-    # Allow-listed extra sbatch options, e.g. (("account", "ml"), ("qos", "short")).
-    sbatch_options: tuple[tuple[str, str], ...] = ()
-    # LDAP groups that may see and use the profile; empty means everyone.
-    groups: frozenset[str] = frozenset()
-    # Culling, in seconds (0: never): a session idle this long, whose GPUs sat idle this long,
-    # or whose job waited in the queue this long is stopped (see gpuportal_core.culling).
-    idle_limit: int = 0
-    gpu_idle_limit: int = 0
-    queue_limit: int = 0
-    max_gpus_per_node: int = field(default=4, compare=False)
+    slug: Slug
 
-    def __post_init__(self) -> None:
-        if not SLUG_RE.fullmatch(self.slug):
-            raise ProfileError(
-                f"slug {self.slug!r}: use 1-40 lowercase letters, digits and inner dashes"
+    @model_validator(mode="after")
+    def _default_within_max(self) -> Self:
+        if self.default_runtime > self.max_runtime:
+            raise ValueError(
+                f"default_runtime {format_runtime(self.default_runtime)} must not be over "
+                f"max_runtime {format_runtime(self.max_runtime)}"
             )
-        if not self.title.strip() or "\n" in self.title:
-            raise ProfileError(f"{self.slug}: title must be one non-empty line")
-        if not 1 <= self.gpus <= self.max_gpus_per_node:
-            raise ProfileError(
-                f"{self.slug}: gpus must be between 1 and {self.max_gpus_per_node} (one node), "
-                f"got {self.gpus}"
-            )
-        if not SLURM_NAME_RE.fullmatch(self.partition):
-            raise ProfileError(f"{self.slug}: partition {self.partition!r} is not a Slurm name")
-        if self.cores_per_gpu < 1 or self.mem_per_gpu_gb < 1:
-            raise ProfileError(f"{self.slug}: cores and memory per GPU must be at least 1")
-        if not self.max_runtime >= 60:
-            raise ProfileError(f"{self.slug}: max_runtime must be at least one minute")
-        if not 60 <= self.default_runtime <= self.max_runtime:
-            raise ProfileError(
-                f"{self.slug}: default_runtime must be between one minute and max_runtime"
-            )
-
-        for name in CULL_LIMITS:
-            limit = getattr(self, name)
-            if limit != 0 and limit < 60:
-                raise ProfileError(
-                    f"{self.slug}: {name} must be 00:00:00 (never) or at least one minute"
-                )
-        for option, value in self.sbatch_options:
-            check_sbatch_option(option, value, where=self.slug)
-        for group in self.groups:
-            if not GROUP_RE.fullmatch(group):
-                raise ProfileError(f"{self.slug}: {group!r} is not a group name")
+        return self
 
     def visible_to(self, groups: Iterable[str]) -> bool:
         """Whether a member of these groups may see and spawn the profile."""
-        return not self.groups or not self.groups.isdisjoint(groups)
+        return not self.groups or not set(self.groups).isdisjoint(groups)
 
     @property
     def cores(self) -> int:
@@ -120,21 +129,6 @@ class ResourceProfile:
         )
 
 
-def check_sbatch_option(option: str, value: str, *, where: str) -> None:
-    """Refuse an extra sbatch option outside the allow-list, or a value outside its alphabet."""
-    rule = EXTRA_SBATCH_OPTIONS.get(option)
-    if rule is None:
-        raise ProfileError(
-            f"{where}: sbatch option {option!r} is not allowed; "
-            f"allowed: {', '.join(EXTRA_SBATCH_OPTIONS)}"
-        )
-    if not rule.fullmatch(value):
-        raise ProfileError(
-            f"{where}: {option} value {value!r} may only hold letters, digits and _ . -"
-            + (" & | , : * [ ]" if option == "constraint" else "")
-        )
-
-
 def visible_profiles(
     profiles: Sequence[ResourceProfile], groups: Iterable[str]
 ) -> list[ResourceProfile]:
@@ -143,96 +137,45 @@ def visible_profiles(
     return [profile for profile in profiles if profile.visible_to(member_of)]
 
 
-def profile_from_config(
-    entry: Mapping[str, Any],
-    *,
-    cores_per_gpu: int = DEFAULT_CORES_PER_GPU,
-    mem_per_gpu_gb: int = DEFAULT_MEM_PER_GPU_GB,
-    partition: str = "gpu",
-    max_gpus_per_node: int = 4,
-) -> ResourceProfile:
-    """A profile from a config dict; runtimes there are "HH:MM:SS" strings.
-
-    Per-GPU figures and the partition fall back to the deployment-wide values, so a profile
-    entry can be as short as {"slug": "gpu-2", "title": "2 GPUs", "gpus": 2}.
-    """
-    known = {
-        "slug",
-        "title",
-        "gpus",
-        "partition",
-        "cores_per_gpu",
-        "mem_per_gpu_gb",
-        "default_runtime",
-        "max_runtime",
-        "description",
-        *CULL_LIMITS,
-    }
-    unknown = set(entry) - known
-    if unknown:
-        raise ProfileError(
-            f"profile {entry.get('slug', '?')}: unknown keys {sorted(unknown)}; "
-            f"allowed: {sorted(known)}"
-        )
-    try:
-        return ResourceProfile(
-            slug=str(entry["slug"]),
-            title=str(entry.get("title", entry["slug"])),
-            gpus=int(entry["gpus"]),
-            partition=str(entry.get("partition", partition)),
-            cores_per_gpu=int(entry.get("cores_per_gpu", cores_per_gpu)),
-            mem_per_gpu_gb=int(entry.get("mem_per_gpu_gb", mem_per_gpu_gb)),
-            default_runtime=parse_runtime(str(entry.get("default_runtime", "08:00:00"))),
-            max_runtime=parse_runtime(str(entry.get("max_runtime", "24:00:00"))),
-            description=str(entry.get("description", "")),
-            max_gpus_per_node=max_gpus_per_node,
-            idle_limit=_limit(entry, "idle_limit"),
-            gpu_idle_limit=_limit(entry, "gpu_idle_limit"),
-            queue_limit=_limit(entry, "queue_limit"),
-        )
-    except KeyError as missing:
-        raise ProfileError(f"profile entry {dict(entry)!r} lacks {missing}") from None
-    except ValueError as bad:
-        if isinstance(bad, ProfileError):
-            raise
-        raise ProfileError(f"profile {entry.get('slug', '?')}: {bad}") from None
+def profile_from_config(entry: Mapping[str, Any], **site: Any) -> ResourceProfile:
+    """A profile from the hub's config; ProfileError names what is wrong. `site` holds the
+    deployment's own defaults (partition, per-GPU figures), which an entry may leave out:
+    {"slug": "gpu-2", "title": "2 GPUs", "gpus": 2} is a whole profile."""
+    slug = str(entry.get("slug", "?"))
+    return _resolve({**site, "title": slug, **entry}, slug)
 
 
 def profile_from_record(record: Mapping[str, Any]) -> ResourceProfile:
-    """A profile from the portal's API answer (runtimes "HH:MM:SS", options and groups).
+    """A profile from the portal's API answer, which carries its bookkeeping beside the spec
+    (version, position, ...).
 
     The portal checked it against the cluster when it was saved; it is checked again here, as
     everything that reaches an sbatch script is.
     """
+    known = {"slug", *ProfileSpec.model_fields}
+    return _resolve({k: v for k, v in record.items() if k in known}, str(record.get("slug")))
+
+
+def _resolve(values: Mapping[str, Any], slug: str) -> ResourceProfile:
     try:
-        return ResourceProfile(
-            slug=str(record["slug"]),
-            title=str(record["title"]),
-            gpus=int(record["gpus"]),
-            partition=str(record["partition"]),
-            cores_per_gpu=int(record["cores_per_gpu"]),
-            mem_per_gpu_gb=int(record["mem_per_gpu_gb"]),
-            default_runtime=parse_runtime(str(record["default_runtime"])),
-            max_runtime=parse_runtime(str(record["max_runtime"])),
-            description=str(record.get("description", "")),
-            sbatch_options=tuple(sorted(dict(record.get("sbatch_options") or {}).items())),
-            groups=frozenset(record.get("groups") or ()),
-            max_gpus_per_node=int(record["gpus"]),
-            idle_limit=_limit(record, "idle_limit"),
-            gpu_idle_limit=_limit(record, "gpu_idle_limit"),
-            queue_limit=_limit(record, "queue_limit"),
-        )
-    except (KeyError, TypeError) as error:
-        raise ProfileError(f"profile record {record.get('slug', '?')!r} lacks {error}") from None
-    except ValueError as bad:
-        if isinstance(bad, ProfileError):
-            raise
-        raise ProfileError(f"profile {record.get('slug', '?')}: {bad}") from None
+        return ResourceProfile.model_validate(values)
+    except ValidationError as error:
+        raise _profile_error(error, slug) from None
 
 
-def _limit(entry: Mapping[str, Any], name: str) -> int:
-    """A culling limit in a config entry or API record ("HH:MM:SS"; absent: never)."""
-    return parse_runtime(str(entry.get(name) or "00:00:00"))
+def _profile_error(error: ValidationError, slug: str) -> ProfileError:
+    problems = "; ".join(_said(problem) for problem in error.errors())
+    return ProfileError(f"profile {slug}: {problems}")
+
+
+def _said(problem: Any) -> str:
+    where = ".".join(str(part) for part in problem["loc"])
+    if problem["type"] == "extra_forbidden":
+        return f"unknown key {where!r}; allowed: {', '.join(ResourceProfile.model_fields)}"
+    if problem["type"] == "missing":
+        return f"lacks {where!r}"
+    message = str(problem["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message
 
 
 def default_profile_config() -> list[dict[str, Any]]:
@@ -244,15 +187,24 @@ def default_profile_config() -> list[dict[str, Any]]:
     ]
 
 
-def load_profiles(entries: Iterable[Mapping[str, Any]], **defaults: Any) -> list[ResourceProfile]:
-    """Profiles from config, with duplicate slugs refused (the slug is the user's handle)."""
-    profiles = [profile_from_config(entry, **defaults) for entry in entries]
+def load_profiles(
+    entries: Iterable[Mapping[str, Any]], *, max_gpus_per_node: int = 4, **site: Any
+) -> list[ResourceProfile]:
+    """Profiles from the hub's config, with duplicate slugs refused (the slug is the user's
+    handle) and each on one node of `max_gpus_per_node` GPUs."""
+    profiles = [profile_from_config(entry, **site) for entry in entries]
     if not profiles:
         raise ProfileError("at least one resource profile is needed")
     slugs = [p.slug for p in profiles]
     duplicates = sorted({s for s in slugs if slugs.count(s) > 1})
     if duplicates:
         raise ProfileError(f"duplicate profile slugs: {duplicates}")
+    for profile in profiles:
+        if profile.gpus > max_gpus_per_node:
+            raise ProfileError(
+                f"{profile.slug}: gpus must be between 1 and {max_gpus_per_node} (one node), "
+                f"got {profile.gpus}"
+            )
     return profiles
 
 

@@ -138,7 +138,7 @@ class SingleUserJob:
             command=tuple(command),
             venv=venv,
             token_file=token_file,
-            extra_options=profile.sbatch_options,
+            extra_options=tuple(sorted(profile.sbatch_options.items())),
             environment=request.environment,
             modules_init=modules_init,
             tag=tag,

@@ -10,36 +10,14 @@ from sqlalchemy.orm import Session
 from sqlalchemy.orm.exc import StaleDataError
 
 from gpuportal_core.profiles import (
-    CULL_LIMITS,
-    DEFAULT_CORES_PER_GPU,
-    DEFAULT_CULL_LIMITS,
-    DEFAULT_MAX_RUNTIME,
-    DEFAULT_MEM_PER_GPU_GB,
-    DEFAULT_RUNTIME,
+    ProfileSpec,
     ResourceProfile,
     default_profile_config,
+    spec_values,
 )
-from gpuportal_core.slurm_time import format_runtime, parse_runtime
 from gpuportal_portal.audit_stream import audit_on_commit
 from gpuportal_portal.models import AuditRecord, Environment, Profile, utcnow
 from gpuportal_portal.schemas import EnvironmentPublic, ProfilePublic
-
-# Fields an admin edits; runtimes travel as HH:MM:SS and are stored in seconds.
-EDITABLE = (
-    "title",
-    "description",
-    "gpus",
-    "cores_per_gpu",
-    "mem_per_gpu_gb",
-    "default_runtime",
-    "max_runtime",
-    "partition",
-    "sbatch_options",
-    "groups",
-    "enabled",
-    *CULL_LIMITS,
-)
-RUNTIME_FIELDS = ("default_runtime", "max_runtime", *CULL_LIMITS)
 
 
 class VersionConflict(Exception):
@@ -60,11 +38,9 @@ class SlugTaken(Exception):
 
 
 def editable_values(profile: Profile) -> dict[str, Any]:
-    """The profile's editable fields as the API shows them (runtimes as HH:MM:SS)."""
-    values = {name: getattr(profile, name) for name in EDITABLE}
-    for name in RUNTIME_FIELDS:
-        values[name] = format_runtime(values[name])
-    return values
+    """The profile's spec as the API shows it (runtimes as HH:MM:SS); a field added to the
+    spec since the profile was saved reads as its default."""
+    return spec_values(ProfileSpec.model_validate(profile.spec))
 
 
 def to_public(profile: Profile) -> ProfilePublic:
@@ -74,30 +50,13 @@ def to_public(profile: Profile) -> ProfilePublic:
         version=profile.version,
         updated_at=profile.updated_at,
         updated_by=profile.updated_by,
-        **editable_values(profile),
+        **profile.spec,
     )
 
 
 def to_resource_profile(profile: Profile) -> ResourceProfile:
     """The spawner's view of a stored profile."""
-    return ResourceProfile(
-        slug=profile.slug,
-        title=profile.title,
-        gpus=profile.gpus,
-        partition=profile.partition,
-        cores_per_gpu=profile.cores_per_gpu,
-        mem_per_gpu_gb=profile.mem_per_gpu_gb,
-        default_runtime=profile.default_runtime,
-        max_runtime=profile.max_runtime,
-        description=profile.description,
-        sbatch_options=tuple(sorted(profile.sbatch_options.items())),
-        groups=frozenset(profile.groups),
-        # The node-size rule was checked against sinfo when the profile was saved.
-        max_gpus_per_node=profile.gpus,
-        idle_limit=profile.idle_limit,
-        gpu_idle_limit=profile.gpu_idle_limit,
-        queue_limit=profile.queue_limit,
-    )
+    return ResourceProfile.model_validate({**profile.spec, "slug": profile.slug})
 
 
 def list_profiles(session: Session) -> list[Profile]:
@@ -106,14 +65,6 @@ def list_profiles(session: Session) -> list[Profile]:
 
 def get_profile(session: Session, *, slug: str) -> Profile | None:
     return session.scalar(select(Profile).where(Profile.slug == slug))
-
-
-def _stored(values: dict[str, Any]) -> dict[str, Any]:
-    stored = dict(values)
-    for name in RUNTIME_FIELDS:
-        if name in stored:
-            stored[name] = parse_runtime(stored[name])
-    return stored
 
 
 def _audit(
@@ -169,7 +120,7 @@ def _update(
     changes: dict[str, Any],
     expected_version: int,
     actor: str,
-    to_stored: Callable[[dict[str, Any]], dict[str, Any]] = dict,
+    write: Callable[[Versioned, dict[str, Any]], None] | None = None,
 ) -> Versioned:
     """Write the fields that differ, with their audit record; VersionConflict if the row moved
     on since `expected_version` was read (checked again by the database at commit)."""
@@ -178,8 +129,11 @@ def _update(
     differing = {name: value for name, value in changes.items() if before[name] != value}
     if not differing:
         return row
-    for name, value in to_stored(differing).items():
-        setattr(row, name, value)
+    if write is not None:
+        write(row, differing)
+    else:
+        for name, value in differing.items():
+            setattr(row, name, value)
     row.updated_by = actor
     row.updated_at = utcnow()
     _audit(
@@ -202,10 +156,23 @@ def _update(
     return row
 
 
+def _checked_spec(values: dict[str, Any]) -> dict[str, Any]:
+    """The spec as stored: checked once more, every field written out (API form)."""
+    return spec_values(ProfileSpec.model_validate({k: v for k, v in values.items() if k != "slug"}))
+
+
+def _write_spec(profile: Profile, changes: dict[str, Any]) -> None:
+    profile.spec = _checked_spec({**profile.spec, **changes})
+
+
 def create_profile(session: Session, *, values: dict[str, Any], actor: str) -> Profile:
     """Add a profile at the end of the list; SlugTaken if the slug is in use."""
     return _insert(
-        session, Profile(**_stored(values)), kind="profile", actor=actor, shown=editable_values
+        session,
+        Profile(slug=values["slug"], spec=_checked_spec(values)),
+        kind="profile",
+        actor=actor,
+        shown=editable_values,
     )
 
 
@@ -226,7 +193,7 @@ def update_profile(
         changes=changes,
         expected_version=expected_version,
         actor=actor,
-        to_stored=_stored,
+        write=_write_spec,
     )
 
 
@@ -259,20 +226,9 @@ def seed_defaults(session: Session, *, partition: str) -> None:
         session.add(
             Profile(
                 slug=entry["slug"],
-                title=entry["title"],
-                description=entry["description"],
-                gpus=entry["gpus"],
-                cores_per_gpu=DEFAULT_CORES_PER_GPU,
-                mem_per_gpu_gb=DEFAULT_MEM_PER_GPU_GB,
-                default_runtime=DEFAULT_RUNTIME,
-                max_runtime=DEFAULT_MAX_RUNTIME,
-                partition=partition,
-                sbatch_options={},
-                groups=[],
-                enabled=True,
+                spec=_checked_spec({**entry, "partition": partition}),
                 position=position,
                 updated_by="(seeded)",
-                **DEFAULT_CULL_LIMITS,
             )
         )
     _audit(

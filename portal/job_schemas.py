@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuportal_core.launchers import LAUNCHERS
-from gpuportal_portal.schemas import Runtime, UtcDateTime
+from gpuportal_core.profile_fields import RuntimeText as Runtime
+from gpuportal_portal.schemas import UtcDateTime
 
 if TYPE_CHECKING:
     LauncherName = str

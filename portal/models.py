@@ -27,28 +27,16 @@ class Base(DeclarativeBase):
 
 
 class Profile(Base):
-    """A resource profile users pick on the spawn page; runtimes are stored in seconds."""
+    """A resource profile users pick on the spawn page: its slug, its place in the list, and
+    its spec (gpuportal_core.profiles.ProfileSpec, as the API writes it) in one column, so that
+    a new field of the spec needs no new column."""
 
     __tablename__ = "profiles"
 
     id: Mapped[int] = mapped_column(primary_key=True)
     slug: Mapped[str] = mapped_column(String(40), unique=True)
-    title: Mapped[str] = mapped_column(String(100))
-    description: Mapped[str] = mapped_column(Text, default="")
-    gpus: Mapped[int]
-    cores_per_gpu: Mapped[int]
-    mem_per_gpu_gb: Mapped[int]
-    default_runtime: Mapped[int]
-    max_runtime: Mapped[int]
-    partition: Mapped[str] = mapped_column(String(64))
-    sbatch_options: Mapped[dict[str, Any]] = mapped_column(default=dict)
-    groups: Mapped[list[str]] = mapped_column(default=list)
-    enabled: Mapped[bool] = mapped_column(default=True)
+    spec: Mapped[dict[str, Any]]
     position: Mapped[int] = mapped_column(default=0)
-    # Culling limits in seconds, 0 for never (gpuportal_core.culling).
-    idle_limit: Mapped[int] = mapped_column(Integer, default=0)
-    gpu_idle_limit: Mapped[int] = mapped_column(Integer, default=0)
-    queue_limit: Mapped[int] = mapped_column(Integer, default=0)
     # Bumped by every save; a save that names an older version is refused (409), so two admins
     # editing from stale pages never silently overwrite each other.
     version: Mapped[int] = mapped_column(Integer, nullable=False)

@@ -39,7 +39,7 @@ def create(session: Session, *, data: NoticeCreate, actor: str) -> Notice:
         level=data.level,
         starts_at=starts,
         ends_at=ends,
-        groups=data.groups,
+        groups=list(data.groups),
         created_by=actor,
     )
     session.add(notice)

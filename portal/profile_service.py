@@ -45,8 +45,9 @@ def create(
     actor: str,
     default_partition: str,
 ) -> Profile:
-    values = data.model_dump()
-    values["partition"] = values["partition"] or default_partition
+    values = data.model_dump(mode="json")
+    if "partition" not in data.model_fields_set:
+        values["partition"] = default_partition
     problems = check_profile(values, _known(partitions))
     if problems:
         raise RuleViolation(problems)
@@ -63,7 +64,7 @@ def update(
 ) -> Profile:
     if profile.version != data.version:
         raise crud.VersionConflict(profile)
-    changes = data.model_dump(exclude_unset=True, exclude={"version"})
+    changes = data.model_dump(mode="json", exclude_unset=True, exclude={"version"})
     changes = {name: value for name, value in changes.items() if value is not None}
     merged = {**crud.editable_values(profile), **changes}
     problems = check_profile(merged, _known(partitions))

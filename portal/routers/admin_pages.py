@@ -8,11 +8,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
-from starlette.datastructures import FormData
 
-from gpuportal_core.profiles import DEFAULT_CULL_LIMITS, EXTRA_SBATCH_OPTIONS
-from gpuportal_core.slurm_time import format_runtime
-from gpuportal_portal import crud, notice_service, pages, profile_service
+from gpuportal_portal import crud, notice_service, pages, profile_form, profile_service
 from gpuportal_portal.admin_forms import AdminForm
 from gpuportal_portal.deps import (
     FormDep,
@@ -32,61 +29,15 @@ from gpuportal_portal.waste import week_waste
 router = APIRouter(include_in_schema=False)
 
 
-def _form_values(form: FormData, *, creating: bool) -> dict[str, Any]:
-    """The form's fields as API values; empty optional inputs fall back to the defaults."""
-    text = {key: str(value).strip() for key, value in form.items() if isinstance(value, str)}
-    plain = [name for name in crud.EDITABLE if name not in ("sbatch_options", "groups", "enabled")]
-    values: dict[str, Any] = {
-        name: text[name]
-        for name in plain
-        if name in text and (text[name] or name in ("title", "description"))
-    }
-    if creating:
-        values["slug"] = text.get("slug", "")
-    else:
-        values["version"] = text.get("version", "")
-    values["sbatch_options"] = {
-        option: text[f"sbatch_{option}"]
-        for option in EXTRA_SBATCH_OPTIONS
-        if text.get(f"sbatch_{option}")
-    }
-    values["groups"] = [g.strip() for g in text.get("groups", "").split(",") if g.strip()]
-    values["enabled"] = "enabled" in text
-    return values
-
-
-def _profile_form(profile: Profile | None, partition: str = "gpu") -> dict[str, Any]:
-    if profile is None:
-        return {
-            "slug": "",
-            "title": "",
-            "description": "",
-            "gpus": 1,
-            "cores_per_gpu": 8,
-            "mem_per_gpu_gb": 48,
-            "default_runtime": "08:00:00",
-            "max_runtime": "24:00:00",
-            "partition": partition,
-            "sbatch_options": {},
-            "groups": [],
-            "enabled": True,
-            **{name: format_runtime(seconds) for name, seconds in DEFAULT_CULL_LIMITS.items()},
-        }
+def _profile_form(profile: Profile) -> dict[str, Any]:
     return {"slug": profile.slug, "version": profile.version, **crud.editable_values(profile)}
 
 
 @router.get("/", response_class=HTMLResponse)
 def home(request: Request, session: SessionDep, caller: PageCaller) -> HTMLResponse:
-    profiles = [
-        p
-        for p in crud.list_profiles(session)
-        if p.enabled and (not p.groups or not caller.groups.isdisjoint(p.groups))
-    ]
-    return pages.render(
-        request,
-        "home.html",
-        {"caller": caller, "profiles": [crud.to_resource_profile(p) for p in profiles]},
-    )
+    profiles = [crud.to_resource_profile(p) for p in crud.list_profiles(session)]
+    shown = [p for p in profiles if p.enabled and p.visible_to(caller.groups)]
+    return pages.render(request, "home.html", {"caller": caller, "profiles": shown})
 
 
 @router.get("/admin", response_class=HTMLResponse)
@@ -107,14 +58,15 @@ def _admin_page(
         "admin.html",
         {
             "caller": admin,
-            "profiles": crud.list_profiles(session),
+            "profiles": [
+                crud.to_public(p).model_dump(mode="json") for p in crud.list_profiles(session)
+            ],
             "environments": crud.list_environments(session),
             "notices": [notice_service.public(n) for n in notice_service.not_ended(session)],
             "notice_errors": notice_errors or {},
             "notice_form": notice_form or {"level": "info"},
             "audit": crud.list_audit(session, limit=50),
             "waste": week_waste(session, utcnow()),
-            "runtime": crud.editable_values,
             "saved": pages.saved_note(request),
         },
         status_code=422 if notice_errors else 200,
@@ -173,15 +125,16 @@ def remove_notice(
 PROFILE_FORM: AdminForm[Profile] = AdminForm(
     kind="profile",
     template="profile_form.html",
-    blank=lambda: _profile_form(None),
+    blank=lambda: profile_form.blank_form("gpu"),
     stored=_profile_form,
-    read=lambda form, creating: _form_values(form, creating=creating),
+    read=lambda form, creating: profile_form.read_form(form, creating=creating),
+    context=lambda: {"fields": profile_form.form_fields()},
 )
 
 
 @router.get("/admin/profiles/new", response_class=HTMLResponse)
 def new_profile_page(request: Request, admin: PageAdmin, settings: SettingsDep) -> HTMLResponse:
-    blank = _profile_form(None, settings.default_partition)
+    blank = profile_form.blank_form(settings.default_partition)
     return PROFILE_FORM.page(request, admin, creating=True, form=blank)
 
 

@@ -15,10 +15,11 @@ router = APIRouter(prefix="/api", tags=["profiles"], responses=declared(401, 403
 
 
 def _visible(profile: Profile, caller: Caller) -> bool:
+    spec = crud.to_resource_profile(profile)
     if caller.kind == "hub":
         # The spawner gets every enabled profile with its groups and filters per user itself.
-        return profile.enabled
-    return profile.enabled and (not profile.groups or not caller.groups.isdisjoint(profile.groups))
+        return spec.enabled
+    return spec.enabled and spec.visible_to(caller.groups)
 
 
 @router.get("/profiles", response_model=list[ProfilePublic])

@@ -65,14 +65,28 @@ def test_the_wheel_installs_only_gpuportal_names(installed_wheel: Path) -> None:
 
 def _run_isolated(site: Path, code: str, tmp_path: Path) -> str:
     """Python without site-packages (so not the editable checkout), the wheel's folder and
-    jinja2 alone on its path, run away from the checkout."""
+    its base dependencies alone on its path (jinja2, and pydantic for the profile spec), run
+    away from the checkout."""
+    import annotated_types
     import jinja2
     import markupsafe
+    import pydantic
+    import pydantic_core
+    import typing_extensions
+    import typing_inspection
 
     deps = tmp_path / "deps"
     deps.mkdir()
-    for module in (jinja2, markupsafe):
-        shutil.copytree(Path(module.__file__).parent, deps / module.__name__)
+    for package in (
+        jinja2,
+        markupsafe,
+        pydantic,
+        pydantic_core,
+        annotated_types,
+        typing_inspection,
+    ):
+        shutil.copytree(Path(str(package.__file__)).parent, deps / package.__name__)
+    shutil.copy(str(typing_extensions.__file__), deps)
     env = {"PYTHONPATH": f"{site}{os.pathsep}{deps}", "PATH": os.environ.get("PATH", "")}
     result = subprocess.run(
         [sys.executable, "-S", "-c", code],

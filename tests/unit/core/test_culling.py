@@ -15,7 +15,11 @@ from gpuportal_core.culling import (
     plan,
     warning,
 )
-from gpuportal_core.profiles import ProfileError, ResourceProfile, profile_from_record
+from gpuportal_core.profiles import (
+    ProfileError,
+    profile_from_config,
+    profile_from_record,
+)
 
 NOW = datetime(2026, 11, 23, 12, 0, tzinfo=UTC)
 
@@ -110,8 +114,8 @@ def test_words():
 
 
 def test_profile_limits_are_checked_and_read_from_the_portal():
-    with pytest.raises(ProfileError, match="idle_limit must be 00:00:00 \\(never\\) or at least"):
-        ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1, idle_limit=30)
+    with pytest.raises(ProfileError, match="idle_limit: must be 00:00:00 \\(never\\) or at least"):
+        profile_from_config({"slug": "gpu-1", "gpus": 1, "idle_limit": 30})
     record = {
         "slug": "gpu-1",
         "title": "1 GPU",
@@ -125,7 +129,8 @@ def test_profile_limits_are_checked_and_read_from_the_portal():
         "queue_limit": "00:00:00",
     }
     profile = profile_from_record(record)
-    assert CullLimits.of(profile) == CullLimits(idle=3600, gpu_idle=0, queued=0)
+    # A limit left out is the spec's default (2 h with idle GPUs), as for a new profile.
+    assert CullLimits.of(profile) == CullLimits(idle=3600, gpu_idle=7200, queued=0)
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,7 @@
 import re
 
 import pytest
+from pydantic import ValidationError
 
 from gpuportal_core.profiles import (
     ProfileError,
@@ -46,19 +47,25 @@ def test_per_gpu_figures_are_configurable():
 @pytest.mark.parametrize(
     ("entry", "message"),
     [
-        ({"slug": "gpu-8", "gpus": 8}, "between 1 and 4"),
-        ({"slug": "gpu-0", "gpus": 0}, "between 1 and 4"),
+        ({"slug": "gpu-8", "gpus": 65}, "gpus: Input should be less than or equal to 64"),
+        ({"slug": "gpu-0", "gpus": 0}, "gpus: Input should be greater than or equal to 1"),
         ({"slug": "Bad Slug", "gpus": 1}, "slug"),
         ({"slug": "p", "gpus": 1, "partition": "gpu\n#SBATCH --uid=0"}, "partition"),
         ({"slug": "p", "gpus": 1, "default_runtime": "30:00:00"}, "default_runtime"),
         ({"slug": "p", "gpus": 1, "max_runtime": "eight hours"}, "HH:MM:SS"),
-        ({"slug": "p", "gpus": 1, "colour": "red"}, "unknown keys"),
+        ({"slug": "p", "gpus": 1, "colour": "red"}, "unknown key 'colour'; allowed: title, "),
         ({"gpus": 1}, "lacks"),
     ],
 )
 def test_bad_profile_config_names_the_rule(entry, message):
     with pytest.raises(ProfileError, match=message):
         profile_from_config(entry)
+
+
+def test_a_profile_fits_on_one_node_of_the_configured_size():
+    with pytest.raises(ProfileError, match="gpus must be between 1 and 4 \\(one node\\), got 8"):
+        load_profiles([{"slug": "gpu-8", "gpus": 8}], max_gpus_per_node=4)
+    assert load_profiles([{"slug": "gpu-8", "gpus": 8}], max_gpus_per_node=8)[0].cores == 64
 
 
 def test_duplicate_slugs_are_refused():
@@ -68,7 +75,7 @@ def test_duplicate_slugs_are_refused():
 
 def test_profile_is_immutable():
     profile = ResourceProfile(slug="x", title="X", gpus=1)
-    with pytest.raises(AttributeError):
+    with pytest.raises(ValidationError, match="frozen"):
         profile.gpus = 4  # type: ignore[misc]
 
 
@@ -82,19 +89,17 @@ def test_profile_groups_decide_who_sees_it() -> None:
 @pytest.mark.parametrize(
     ("options", "message"),
     [
-        ((("wrap", "id"),), "sbatch option 'wrap' is not allowed; allowed: account, qos"),
-        ((("account", "ml\n#SBATCH --uid=0"),), "account value"),
-        ((("qos", "a b"),), "qos value"),
-        ((("constraint", "a100;rm"),), "constraint value"),
+        ({"wrap": "id"}, "sbatch option 'wrap' is not allowed; allowed: account, qos"),
+        ({"account": "ml\n#SBATCH --uid=0"}, "account value"),
+        ({"qos": "a b"}, "qos value"),
+        ({"constraint": "a100;rm"}, "constraint value"),
     ],
 )
-def test_extra_sbatch_options_are_allow_listed(
-    options: tuple[tuple[str, str], ...], message: str
-) -> None:
+def test_extra_sbatch_options_are_allow_listed(options: dict[str, str], message: str) -> None:
     with pytest.raises(ProfileError, match=re.escape(message)):
-        ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1, sbatch_options=options)
+        profile_from_config({"slug": "gpu-1", "gpus": 1, "sbatch_options": options})
 
 
 def test_a_group_name_with_a_newline_is_refused() -> None:
     with pytest.raises(ProfileError, match="is not a group name"):
-        ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1, groups=frozenset({"ds\nx"}))
+        profile_from_config({"slug": "gpu-1", "gpus": 1, "groups": ["ds\nx"]})
