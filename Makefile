@@ -1,7 +1,7 @@
 # The two commands of the README, and their helpers. Run as root on Debian 12 or 13.
 VENV ?= /opt/gpuportal/venv
 PYTEST_ARGS ?=
-CODE = gpuportal_core spawner portal gpuportal_session gpuportal_cli tests bench deploy docs
+CODE = gpuportal_core gpuportal_adapters spawner portal gpuportal_session gpuportal_cli tests bench deploy docs
 # portal/ and spawner/ install as gpuportal_portal and gpuportal_spawner (pyproject.toml); mypy
 # cannot follow setuptools' editable finder, so it reads them through links of those names.
 IMPORT_NAMES = build/import-names

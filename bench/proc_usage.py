@@ -59,7 +59,7 @@ def part_of(cmdline: str) -> str:
     """Which part of the hub a child process (with its own children) is."""
     if "configurable-http-proxy" in cmdline:
         return "proxy"
-    if "gpuportal_core.hub_service" in cmdline:
+    if "gpuportal_adapters.hub_service" in cmdline:
         return "portal" if "gpuportal_portal" in cmdline else "other services"
     return "hub"
 

@@ -50,7 +50,7 @@ from tests.postgres import fresh_database
 PORT = 8600
 STOCK_CONFIG = REPO / "bench" / "stock_jupyterhub_config.py"
 LAST_HUB_LOG = Path("/tmp/bench-scale-hub.log")
-# What a production hub runs with (gpuportal_core.settings' defaults), not the tests' seconds.
+# What a production hub runs with (gpuportal_adapters.settings' defaults), not the tests' seconds.
 PRODUCTION_INTERVALS = {
     "PORTAL_POLL_INTERVAL": "30",
     "PORTAL_ACTIVITY_INTERVAL": "300",

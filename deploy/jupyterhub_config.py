@@ -16,8 +16,8 @@ import gpuportal_spawner.audit
 import gpuportal_spawner.metrics
 import gpuportal_spawner.port_handler
 import gpuportal_spawner.stop_handler
+from gpuportal_adapters.settings import HubSettings
 from gpuportal_core.resources import TEMPLATES_DIR
-from gpuportal_core.settings import HubSettings
 from gpuportal_core.slurm_time import cluster_offset_minutes
 from gpuportal_portal.settings import passed_by_the_hub
 from gpuportal_spawner.board_sharing import BOARDS_PATH, BoardsHandler
@@ -38,7 +38,7 @@ from gpuportal_spawner.unused_traits import refuse_unused
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
 
 # Every PORTAL_* setting of the hub, typed and with its default, in one model
-# (gpuportal_core.settings; the README lists them).
+# (gpuportal_adapters.settings; the README lists them).
 settings = HubSettings()
 state = Path(settings.hub_state)
 state.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -196,7 +196,7 @@ c.Spawner.http_timeout = 60
 # JupyterHub counts a session waiting in the Slurm queue as a spawn under way, and refuses
 # spawns past concurrent_spawn_limit (100 by default) with 429: a course of 300 asking at once
 # on 100 free GPUs would have 100 of them refused rather than queued. A queued spawn costs the
-# hub little (one shared squeue for all: gpuportal_core.poller), so the limit is Slurm's
+# hub little (one shared squeue for all: gpuportal_adapters.poller), so the limit is Slurm's
 # queue, with a hub-wide bound as the safety net (bench/scale.py).
 c.JupyterHub.concurrent_spawn_limit = settings.spawn_limit
 # How often the hub asks each server's job how it is (one shared squeue for all of them).
@@ -277,9 +277,9 @@ c.GpuProfilesSpawner.profiles_cache = str(state / "profiles-cache.json")
 
 
 def hub_service(module: str, *args: str) -> list[str]:
-    """The command of a service the hub runs: through gpuportal_core.hub_service, which ties its
+    """The command of a service the hub runs: through gpuportal_adapters.hub_service, which ties its
     life to the hub's (it dies with the hub, and stops at once when the hub asks)."""
-    return [sys.executable, "-m", "gpuportal_core.hub_service", module, *args]
+    return [sys.executable, "-m", "gpuportal_adapters.hub_service", module, *args]
 
 
 # -- the hub's services -------------------------------------------------------------------

@@ -1,5 +1,7 @@
-"""The pure core shared by the hub (spawner), the portal and the tests: profiles, requests,
-sbatch rendering, Slurm states and the session lifecycle, job tags, the async Slurm client.
+"""The pure core shared by the hub (spawner), the portal and the tests: the profile spec,
+requests, sbatch rendering, the launcher registry, Slurm output parsing and states, the session
+lifecycle, job tags, Slurm times, words.
 
-No JupyterHub, traitlets, tornado or FastAPI imports here.
+No I/O (that is gpuportal_adapters'), and no JupyterHub, traitlets, tornado or FastAPI imports.
+tests/unit/test_packaging.py checks that nothing here imports an adapter.
 """

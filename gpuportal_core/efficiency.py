@@ -228,7 +228,7 @@ def _steps(lines: list[list[str]], gathered: bool) -> list[StepUse]:
 
 
 def gpu_summary(gpu: Mapping[str, Any], gpus: int) -> str:
-    """A session's GPU readings (gpuportal_session.gpu_summary) in words, e.g. "Its 2 GPUs: 60 %
+    """A session's GPU readings (gpuportal_adapters.gpu_summary) in words, e.g. "Its 2 GPUs: 60 %
     busy on average (peak 90 %), at most 29 GB of their 159 GB."."""
     if not gpus:
         return ""

@@ -1,8 +1,9 @@
 """What the waiting page says of a queued session: its place in line, when it may start, how
 long it has waited, and a progress bar that follows the expected wait (issue 11, 2).
 
-From the shared cluster snapshot (gpuportal_core.cluster_snapshot), so it costs Slurm nothing per
-page. A job the snapshot does not show yet (submitted within its TTL) counts as last in line.
+From the shared cluster snapshot (gpuportal_adapters.cluster_snapshot), so it costs Slurm
+nothing per page. A job the snapshot does not show yet (submitted within its TTL) counts as last
+in line.
 """
 
 from __future__ import annotations

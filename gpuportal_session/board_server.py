@@ -25,8 +25,8 @@ from typing import Any
 from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
 from tornado import web
 
+from gpuportal_adapters.hub_tls import server_context
 from gpuportal_session.board_answers import board_headers, fix_index, is_index, plain_request
-from gpuportal_session.hub_tls import server_context
 from gpuportal_session.session_tmp import fresh_runtime_dir
 from gpuportal_session.singleuser import free_port, listen_address, report_port
 from gpuportal_session.tensorboard_private import (

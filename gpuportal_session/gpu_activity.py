@@ -27,13 +27,13 @@ from typing import Any
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop, PeriodicCallback
 
-from gpuportal_session.gpu_summary import (
+from gpuportal_adapters.gpu_summary import (
     GpuReading,
     GpuSummary,
     remove_old_summaries,
     write_summary,
 )
-from gpuportal_session.hub_tls import client_context
+from gpuportal_adapters.hub_tls import client_context
 
 # A GPU at or above this utilisation (percent, nvidia-smi's utilization.gpu) is at work.
 BUSY_PERCENT = 5

@@ -16,8 +16,9 @@ import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
-from gpuportal_session import dask_setup, ssl_error_queue
-from gpuportal_session.hub_tls import client_context
+from gpuportal_adapters import ssl_error_queue
+from gpuportal_adapters.hub_tls import client_context
+from gpuportal_session import dask_setup
 from gpuportal_session.session_files import link_shared, sync_templates
 from gpuportal_session.session_tmp import fresh_runtime_dir
 from gpuportal_session.tensorboard_private import RUNTIME_ENV, runtime_dir

@@ -1,5 +1,5 @@
 """`python -m gpuportal_portal`: what the hub runs as the managed service (through
-gpuportal_core.hub_service).
+gpuportal_adapters.hub_service).
 
 The portal listens before it imports its app. JupyterHub waits for a managed service's URL
 before it routes to any session, polling with an exponential backoff (0.2 s, 0.4 s, ... apart,
@@ -16,8 +16,8 @@ from urllib.parse import urlparse
 
 import uvicorn
 
+from gpuportal_adapters import ssl_error_queue
 from gpuportal_portal.settings import PortalSettings
-from gpuportal_session import ssl_error_queue
 
 
 def listen(service_url: str) -> socket.socket:
@@ -26,7 +26,7 @@ def listen(service_url: str) -> socket.socket:
 
 
 def main() -> None:
-    ssl_error_queue.install()  # its calls to the hub are TLS (gpuportal_session.ssl_error_queue)
+    ssl_error_queue.install()  # its calls to the hub are TLS (gpuportal_adapters.ssl_error_queue)
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname)s %(asctime)s %(name)s] %(message)s"
     )

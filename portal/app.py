@@ -14,8 +14,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from gpuportal_adapters.slurm import SlurmClient, SlurmUnavailable
 from gpuportal_core.resources import TEMPLATES_DIR
-from gpuportal_core.slurm import SlurmClient, SlurmUnavailable
 from gpuportal_core.slurm_time import cluster_offset_minutes
 from gpuportal_portal import audit_stream, crud, db
 from gpuportal_portal.cluster import ClusterUnavailable, PartitionCatalog

@@ -1,4 +1,4 @@
-"""The portal's audit stream (gpuportal_core.audit): audit-portal.jsonl, beside the hub's
+"""The portal's audit stream (gpuportal_adapters.audit): audit-portal.jsonl, beside the hub's
 audit-hub.jsonl.
 
 Profile and environment edits are written once their transaction commits (a save refused by a
@@ -13,7 +13,7 @@ from typing import Any
 from sqlalchemy import event
 from sqlalchemy.orm import Session
 
-from gpuportal_core.audit import AuditStream
+from gpuportal_adapters.audit import AuditStream
 
 _stream = AuditStream("portal")
 audit = _stream.write

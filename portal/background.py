@@ -8,7 +8,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
-from gpuportal_core.slurm import SlurmError
+from gpuportal_adapters.slurm import SlurmError
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
+from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_core.partitions import Partition, SinfoFormatError
-from gpuportal_core.slurm import SlurmClient, SlurmError
 
 log = logging.getLogger(__name__)
 

@@ -11,8 +11,8 @@ from fastapi.security import APIKeyHeader
 from sqlalchemy.orm import Session
 from starlette.datastructures import FormData
 
+from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_core.partitions import Partition
-from gpuportal_core.slurm import SlurmClient
 from gpuportal_portal.cluster import ClusterUnavailable, PartitionCatalog
 from gpuportal_portal.identity import COOKIE_NAME, Caller, HubIdentity, MissingScope
 from gpuportal_portal.job_watcher import JobWatcher

@@ -6,7 +6,7 @@ from __future__ import annotations
 import logging
 import time
 
-from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_portal.models import JobRecord
 
 log = logging.getLogger(__name__)

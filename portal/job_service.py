@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from gpuportal_adapters.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core.batch import (
     BatchJob,
     BatchJobError,
@@ -27,7 +28,6 @@ from gpuportal_core.batch import (
     split_command,
 )
 from gpuportal_core.environments import EnvironmentSpecError, SoftwareEnvironment
-from gpuportal_core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core.slurm_time import format_runtime, parse_runtime, slurm_time_with_zone
 from gpuportal_core.states import job_state
 from gpuportal_core.tags import batch_tag

@@ -19,8 +19,8 @@ from dataclasses import dataclass, field
 import anyio.to_thread
 from sqlalchemy import select
 
+from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_core.jobs import JobDetail, JobInfo, array_summary
-from gpuportal_core.slurm import SlurmClient, SlurmError
 from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
 from gpuportal_core.states import FINAL_STATES, Phase, phase_of
 from gpuportal_portal.background import repeat

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Gauge
 
+from gpuportal_adapters.slurm_metrics import count_slurm_calls
 from gpuportal_core.launchers import LAUNCHERS
-from gpuportal_core.slurm_metrics import count_slurm_calls
 from gpuportal_portal.waste import WasteRow
 
 SLURM_CALLS, SLURM_SECONDS = count_slurm_calls("gpuportal_portal", "portal")

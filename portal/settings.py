@@ -7,8 +7,8 @@ from typing import Any
 
 from pydantic import Field
 
+from gpuportal_adapters.settings import ClusterSettings
 from gpuportal_core.profiles import DEFAULT_CORES_PER_GPU, DEFAULT_MEM_PER_GPU_GB
-from gpuportal_core.settings import ClusterSettings
 
 
 class PortalSettings(ClusterSettings):
@@ -108,7 +108,7 @@ def passed_by_the_hub() -> dict[str, str]:
     environment sets, as variables for the portal service's environment: JupyterHub passes a
     service only what its `environment` names and a few of its own (PATH, LANG). The hub's
     config adds them (deploy/jupyterhub_config.py); what it sets itself wins."""
-    from gpuportal_core.settings import HubSettings
+    from gpuportal_adapters.settings import HubSettings
 
     read = PortalSettings()
     passed = {}

@@ -1,7 +1,7 @@
 """What each ended job used of what it asked for, read once and kept on its record.
 
 Slurm's accounting (sacct) gives time, cores, memory, GPUs and account; a notebook session's
-own GPU readings (gpuportal_session.gpu_summary, a file in the user's home, read as the user
+own GPU readings (gpuportal_adapters.gpu_summary, a file in the user's home, read as the user
 with `tail`, a command the portal already runs as users; the session's next start removes
 those older than a week) give how busy its GPUs were. Kept on the record, the session
 history, the home page's "your last session" line and the admins' waste table read the
@@ -27,16 +27,15 @@ from typing import Any
 import anyio.to_thread
 from sqlalchemy import select
 
+# The file's layout is the session's, which writes it (a stdlib-only module).
+from gpuportal_adapters.gpu_summary import summary_path
+from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_core.efficiency import Efficiency, gpu_summary, mean_gpu_percent
-from gpuportal_core.slurm import SlurmClient
 from gpuportal_portal.background import repeat
 from gpuportal_portal.db import Database
 from gpuportal_portal.job_service import settled
 from gpuportal_portal.models import JobRecord, aware_utc, utcnow
 from gpuportal_portal.session_history import SESSION_LAUNCHER
-
-# The file's layout is the session's, which writes it (a stdlib-only module).
-from gpuportal_session.gpu_summary import summary_path
 
 log = logging.getLogger(__name__)
 

@@ -2,7 +2,7 @@
 page and the metrics: GPU-hours held against GPU-hours used.
 
 Held: GPUs times elapsed time, what Slurm charges. Used: held times the mean utilisation a
-session read of its GPUs (gpuportal_session.gpu_summary). Only sessions read their GPUs, and
+session read of its GPUs (gpuportal_adapters.gpu_summary). Only sessions read their GPUs, and
 only where nvidia-smi answers: the rest is counted as held and "not measured", never as used
 or wasted. From the records' kept use (gpuportal_portal.use_collector), so a page never waits
 for sacct.

@@ -5,7 +5,7 @@ users).
     gpuportal-admin sudoers --install    check it with visudo and write /etc/sudoers.d/gpuportal
     gpuportal-admin preflight            check the hub host, the cluster and its nodes (as root)
 
-It reads the hub's own settings (the PORTAL_* variables, gpuportal_core.settings), so the rule
+It reads the hub's own settings (the PORTAL_* variables, gpuportal_adapters.settings), so the rule
 names the account and the groups the hub runs with.
 """
 
@@ -19,7 +19,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
-from gpuportal_core.settings import HubSettings
+from gpuportal_adapters.settings import HubSettings
 from gpuportal_core.sudo_rules import USER_COMMANDS, RuleError, render
 
 SUDOERS_FILE = "/etc/sudoers.d/gpuportal"

@@ -1,4 +1,5 @@
-"""The hub's audit stream (gpuportal_core.audit): audit-hub.jsonl in the folder the config names.
+"""The hub's audit stream (gpuportal_adapters.audit): audit-hub.jsonl in the folder the config
+names.
 
 gpuportal_spawner.audit.configure(state / "audit")   # in jupyterhub_config.py
 
@@ -16,7 +17,7 @@ from urllib.parse import unquote
 
 from jupyterhub.log import log_request
 
-from gpuportal_core.audit import AuditStream
+from gpuportal_adapters.audit import AuditStream
 
 _stream = AuditStream("hub")
 configure = _stream.configure

@@ -16,9 +16,9 @@ from typing import Any
 from jupyterhub.spawner import Spawner
 from traitlets import List, Unicode
 
+from gpuportal_adapters.slurm import SlurmError
+from gpuportal_adapters.slurm_commands import command_env
 from gpuportal_core.sbatch import PATH_RE, TOKEN_VARS
-from gpuportal_core.slurm import SlurmError
-from gpuportal_core.slurm_commands import command_env
 from gpuportal_core.sudo_rules import split_env
 from gpuportal_spawner import session_tls
 from gpuportal_spawner.errors import spawn_error

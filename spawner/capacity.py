@@ -14,12 +14,12 @@ from typing import Any, ClassVar
 
 from tornado import web
 
+from gpuportal_adapters.cluster_snapshot import ClusterSnapshot, Snapshot
+from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_core.accounting import Associations, GroupUse
 from gpuportal_core.capacity import LineEstimate, describe_start, free_gpus
-from gpuportal_core.cluster_snapshot import ClusterSnapshot, Snapshot
 from gpuportal_core.profiles import ResourceProfile
 from gpuportal_core.reservations import Reservation, next_maintenance
-from gpuportal_core.slurm import SlurmClient, SlurmError
 from gpuportal_core.slurm_time import format_runtime
 from gpuportal_spawner.json_handler import JsonHandler
 from gpuportal_spawner.metrics import record_capacity

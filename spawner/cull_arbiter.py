@@ -16,7 +16,7 @@ from typing import Any
 
 from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
-from gpuportal_session.hub_tls import client_context
+from gpuportal_adapters.hub_tls import client_context
 
 log = logging.getLogger("gpuportal.cull")
 

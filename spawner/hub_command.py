@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import sys
 
-from gpuportal_session import ssl_error_queue
+from gpuportal_adapters import ssl_error_queue
 
 SKIPPED_MODULES = ("rfc3987_syntax",)
 
 
 def main() -> None:
-    # Before any TLS: the hub's connections are all TLS (gpuportal_session.ssl_error_queue).
+    # Before any TLS: the hub's connections are all TLS (gpuportal_adapters.ssl_error_queue).
     ssl_error_queue.install()
     for name in SKIPPED_MODULES:
         # `import` of a module set to None fails at once, as if it were not installed.

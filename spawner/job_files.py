@@ -11,7 +11,7 @@ import logging
 import pwd
 import re
 
-from gpuportal_core.slurm import SlurmClient, SlurmError
+from gpuportal_adapters.slurm import SlurmClient, SlurmError
 
 log = logging.getLogger(__name__)
 

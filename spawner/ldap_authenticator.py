@@ -14,7 +14,7 @@ from jupyterhub.handlers.login import LogoutHandler
 from tornado import web
 from traitlets import Bool, Float, Integer, Set, Unicode
 
-from gpuportal_core.directory import (
+from gpuportal_adapters.directory import (
     DirectorySettings,
     DirectoryUnavailable,
     authenticate,

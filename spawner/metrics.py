@@ -19,8 +19,8 @@ from prometheus_client import REGISTRY, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
+from gpuportal_adapters.slurm_metrics import count_slurm_calls
 from gpuportal_core.culling import Reason
-from gpuportal_core.slurm_metrics import count_slurm_calls
 
 QUEUE_WAIT = Histogram(
     "gpuportal_queue_wait_seconds",

@@ -19,7 +19,8 @@ import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
-from gpuportal_core.directory import DirectorySettings, DirectoryUnavailable, groups_present
+from gpuportal_adapters.directory import DirectorySettings, DirectoryUnavailable, groups_present
+from gpuportal_adapters.settings import HubSettings
 from gpuportal_core.preflight import (
     Check,
     certificate_verdict,
@@ -30,7 +31,6 @@ from gpuportal_core.preflight import (
     sudo_rules,
     warned,
 )
-from gpuportal_core.settings import HubSettings
 from gpuportal_core.sudo_rules import listed_rules
 from gpuportal_core.words import count
 from gpuportal_spawner.admin_command import program_paths

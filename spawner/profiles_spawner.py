@@ -20,8 +20,8 @@ from traitlets import (
 )
 from wrapspawner import ProfilesSpawner, WrapSpawner
 
+from gpuportal_adapters.cluster_snapshot import Snapshot
 from gpuportal_core.accounting import group_use
-from gpuportal_core.cluster_snapshot import Snapshot
 from gpuportal_core.culling import CullLimits
 from gpuportal_core.lifecycle import Stage
 from gpuportal_core.profiles import (

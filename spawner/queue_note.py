@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gpuportal_core.cluster_snapshot import ClusterSnapshot
+from gpuportal_adapters.cluster_snapshot import ClusterSnapshot
 from gpuportal_core.jobs import JobInfo, describe_reason
 from gpuportal_core.queue_view import describe_queue, queue_place, queue_progress, span
 from gpuportal_core.request import SpawnRequest

@@ -20,11 +20,11 @@ import urllib.request
 from typing import Any
 from urllib.parse import quote
 
+from gpuportal_adapters.hub_tls import client_context
+from gpuportal_adapters.settings import ClusterSettings
+from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_core.lifecycle import LIVE
-from gpuportal_core.settings import ClusterSettings
-from gpuportal_core.slurm import SlurmClient, SlurmError
 from gpuportal_core.tags import SessionTag, parse_tag
-from gpuportal_session.hub_tls import client_context
 
 log = logging.getLogger("spawner.resume")
 
@@ -147,7 +147,7 @@ def main() -> None:
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname).1s %(asctime)s %(name)s] %(message)s"
     )
-    asyncio.run(main_async())  # the hub runs it through gpuportal_core.hub_service
+    asyncio.run(main_async())  # the hub runs it through gpuportal_adapters.hub_service
 
 
 if __name__ == "__main__":

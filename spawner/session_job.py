@@ -11,11 +11,11 @@ import contextlib
 import time
 from typing import Any, ClassVar
 
+from gpuportal_adapters.poller import JobPoller
+from gpuportal_adapters.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core.culling import CullLimits, GpuUse, Reason
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.lifecycle import QUIET, Do, Event, Seen, Session, Stage, Step, poll_answer
-from gpuportal_core.poller import JobPoller
-from gpuportal_core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core.states import Phase
 from gpuportal_core.tags import dask_tag as worker_tag
 from gpuportal_core.tags import session_tag

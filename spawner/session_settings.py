@@ -5,8 +5,8 @@ from __future__ import annotations
 from batchspawner import SlurmSpawner
 from traitlets import Float, Integer, List, Unicode
 
+from gpuportal_adapters.slurm_commands import DEFAULT_RUN_AS
 from gpuportal_core.resources import NOTEBOOKS_DIR
-from gpuportal_core.slurm_commands import DEFAULT_RUN_AS
 
 
 class SessionJobSettings(SlurmSpawner):

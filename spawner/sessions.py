@@ -16,6 +16,7 @@ from typing import Any
 
 from tornado import web
 
+from gpuportal_adapters.slurm import SlurmError
 from gpuportal_core.environments import SoftwareEnvironment
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.lifecycle import Stage
@@ -28,7 +29,6 @@ from gpuportal_core.session_clock import (
     extend_steps,
     extended_limit,
 )
-from gpuportal_core.slurm import SlurmError
 from gpuportal_core.slurm_time import describe_runtime, format_runtime, parse_runtime
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.board_spawner import is_board

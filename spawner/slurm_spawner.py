@@ -11,6 +11,7 @@ from typing import Any
 from traitlets import Any as AnyTrait
 from traitlets import Unicode
 
+from gpuportal_adapters.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.culling import Reason
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.lifecycle import ADOPTABLE, LIVE, Do, Event, Seen, Stage
@@ -21,7 +22,6 @@ from gpuportal_core.sbatch import (
     render_singleuser_script,
     singleuser_command,
 )
-from gpuportal_core.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.slurm_time import format_runtime
 from gpuportal_core.states import Phase
 from gpuportal_core.sudo_rules import split_env
@@ -65,7 +65,7 @@ class GpuSlurmSpawner(SessionJob):
 
     - start/poll/stop carry out gpuportal_core.lifecycle, the one state machine of a session;
       states mean what gpuportal_core.states says;
-    - Slurm is reached through gpuportal_core.slurm (argv lists, timeouts, process groups), with
+    - Slurm is reached through gpuportal_adapters.slurm (argv lists, timeouts, process groups), with
       one shared squeue for all servers (JobPoller), not batchspawner's shell command strings
       (batch_submit_cmd, batch_query_cmd, batch_cancel_cmd, exec_prefix, req_*, batch_script:
       refused at start-up, see _refuse_unused);

@@ -274,7 +274,7 @@ class Hub:
 def sudo_rule_for(bin_dir: Path, name: str) -> Iterator[None]:
     """The service account's sudo rule for the Slurm commands of bin_dir too (a test's or a
     bench's stand-ins in front of Slurm), in a sudoers file of its own, removed afterwards."""
-    from gpuportal_core.settings import HubSettings
+    from gpuportal_adapters.settings import HubSettings
     from gpuportal_core.sudo_rules import render
     from gpuportal_spawner.admin_command import SLURM_PROGRAMS, install_sudoers, program_paths
 

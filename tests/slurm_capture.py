@@ -2,7 +2,7 @@
 
     sudo python -m tests.slurm_capture     (as root, with the local cluster running)
 
-Runs every query of gpuportal_core.slurm.SlurmClient, with the argv it builds, against the
+Runs every query of gpuportal_adapters.slurm.SlurmClient, with the argv it builds, against the
 running cluster, after setting up what the answers should show: alice's running 2-GPU job,
 bob's queued job (BeginTime), a finished job and an array (for sacct and scontrol), a
 reservation (maintenance). Writes what each command printed to
@@ -23,9 +23,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-import gpuportal_core.slurm as slurm_module
-from gpuportal_core.slurm import SlurmClient
-from gpuportal_core.slurm_commands import CommandResult
+import gpuportal_adapters.slurm as slurm_module
+from gpuportal_adapters.slurm import SlurmClient
+from gpuportal_adapters.slurm_commands import CommandResult
 
 OUT = Path(__file__).resolve().parent / "golden" / "slurm"
 RESERVATION = "capture-maintenance"

@@ -4,14 +4,14 @@ When the build starts, this writes Markdown into docs/reference/generated/ (not 
 which the reference pages include:
 
     settings.md   every PORTAL_* setting: the fields of the settings models
-                  (gpuportal_core.settings, gpuportal_portal.settings), which process reads it,
+                  (gpuportal_adapters.settings, gpuportal_portal.settings), which process reads it,
                   its default and its description
     rest-api.md   every operation of the portal's REST API, from the OpenAPI document the
                   portal serves, a section per tag and per operation
     metrics.md    every figure the hub and the portal export to Prometheus: the collectors
                   their modules register (gpuportal_spawner.metrics, gpuportal_portal.metrics)
     audit.md      every action of the audit stream and what its records hold
-                  (gpuportal_core.audit.ACTIONS)
+                  (gpuportal_adapters.audit.ACTIONS)
     lifecycle.dot the session's state machine as a graph (gpuportal_core.lifecycle.step, run
                   on every stage with every kind of event), which the architecture page draws
 
@@ -35,7 +35,7 @@ GENERATED = Path(__file__).resolve().parents[1] / "reference" / "generated"
 def settings_rows() -> list[tuple[str, str, str, str]]:
     """(variable, read by, default, description) of every PORTAL_* setting, in the models'
     order: the hub's first, then the portal's own."""
-    from gpuportal_core.settings import HubSettings
+    from gpuportal_adapters.settings import HubSettings
     from gpuportal_portal.settings import PortalSettings
 
     readers = {"hub": HubSettings, "portal": PortalSettings}
@@ -179,7 +179,7 @@ def metrics_page() -> Iterator[str]:
 
 
 def audit_page() -> Iterator[str]:
-    from gpuportal_core.audit import ACTIONS
+    from gpuportal_adapters.audit import ACTIONS
 
     yield from _table(
         ("action", "recorded when, and its fields"), [(f"`{a}`", t) for a, t in ACTIONS.items()]

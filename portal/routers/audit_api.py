@@ -1,7 +1,7 @@
 """The audit for admins: GET /api/audit/events (REST) and the /admin/audit page, and the
 profile and environment history (GET /api/audit).
 
-Both read the hub's and the portal's JSON-lines files (gpuportal_core.audit), newest first,
+Both read the hub's and the portal's JSON-lines files (gpuportal_adapters.audit), newest first,
 filtered by user, action and time.
 """
 
@@ -15,7 +15,7 @@ from fastapi import APIRouter, Query, Request
 from fastapi.responses import HTMLResponse
 from pydantic import AfterValidator
 
-from gpuportal_core.audit import ACTIONS, Filter, parse_since, read_events
+from gpuportal_adapters.audit import ACTIONS, Filter, parse_since, read_events
 from gpuportal_portal import crud, pages
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.deps import ApiAdmin, PageAdmin, SessionDep, SettingsDep

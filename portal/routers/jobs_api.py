@@ -17,9 +17,9 @@ from fastapi import APIRouter, Header, HTTPException, Path, Query, Response, sta
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from gpuportal_adapters.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.jobs import describe_reason
 from gpuportal_core.launchers import LAUNCHERS
-from gpuportal_core.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.states import job_state, states_in
 from gpuportal_portal import job_output, job_service, use_collector
 from gpuportal_portal.api_errors import declared

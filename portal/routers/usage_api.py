@@ -12,7 +12,7 @@ from fastapi import APIRouter, HTTPException, Request, status
 from pydantic import BaseModel
 from sqlalchemy import select
 
-from gpuportal_core.slurm import SlurmError
+from gpuportal_adapters.slurm import SlurmError
 from gpuportal_core.slurm_time import slurm_time_with_zone
 from gpuportal_core.usage import limits_words, month_start, week_start
 from gpuportal_portal import waste

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import requests
 
-from gpuportal_core.slurm import SlurmClient
+from gpuportal_adapters.slurm import SlurmClient
 from tests.hubproc import VENV_BIN
 from tests.integration.conftest import Hub, wait_for
 from tests.integration.faults.helpers import running_session

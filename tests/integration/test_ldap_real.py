@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuportal_core.directory import (
+from gpuportal_adapters.directory import (
     DirectorySettings,
     DirectoryUnavailable,
     InsecureDirectory,

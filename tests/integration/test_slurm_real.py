@@ -6,8 +6,8 @@ import pwd
 
 import pytest
 
+from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_core.jobs import Phase
-from gpuportal_core.slurm import SlurmClient, SlurmError
 from tests.golden_jobs import BATCH_CASES, GOLDEN_CASES, golden_batch_path, golden_path
 from tests.integration.conftest import cancel_user_jobs
 

@@ -127,7 +127,7 @@ def test_every_command_is_in_the_reference(site: Path) -> None:
 
 
 def test_every_metric_and_audit_action_is_in_the_reference(site: Path) -> None:
-    from gpuportal_core.audit import ACTIONS
+    from gpuportal_adapters.audit import ACTIONS
 
     metrics = (site / "reference" / "metrics.html").read_text()
     names = [name for _, name, *_ in metric_rows()]

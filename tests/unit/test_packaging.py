@@ -54,6 +54,7 @@ def test_the_wheel_installs_only_gpuportal_names(installed_wheel: Path) -> None:
     installed.discard("bin")  # the console scripts
     assert installed == {
         "gpuportal_core",
+        "gpuportal_adapters",
         "gpuportal_spawner",
         "gpuportal_portal",
         "gpuportal_session",
@@ -65,9 +66,11 @@ def test_the_wheel_installs_only_gpuportal_names(installed_wheel: Path) -> None:
 
 def _run_isolated(site: Path, code: str, tmp_path: Path) -> str:
     """Python without site-packages (so not the editable checkout), the wheel's folder and
-    its base dependencies alone on its path (jinja2, and pydantic for the profile spec), run
+    its base dependencies alone on its path (jinja2, python-hostlist, and pydantic for the
+    profile spec), run
     away from the checkout."""
     import annotated_types
+    import hostlist  # type: ignore[import-untyped]
     import jinja2
     import markupsafe
     import pydantic
@@ -86,7 +89,8 @@ def _run_isolated(site: Path, code: str, tmp_path: Path) -> str:
         typing_inspection,
     ):
         shutil.copytree(Path(str(package.__file__)).parent, deps / package.__name__)
-    shutil.copy(str(typing_extensions.__file__), deps)
+    for module in (typing_extensions, hostlist):
+        shutil.copy(str(module.__file__), deps)
     env = {"PYTHONPATH": f"{site}{os.pathsep}{deps}", "PATH": os.environ.get("PATH", "")}
     result = subprocess.run(
         [sys.executable, "-S", "-c", code],
@@ -150,3 +154,20 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
     lab = installed_wheel / "gpuportal_session/jupyter_data/labextensions/@gpuportal/session"
     assert json.loads((lab / "package.json").read_text())["name"] == "@gpuportal/session"
     assert list((lab / "static").glob("remoteEntry.*.js"))
+
+
+def test_the_core_does_no_io(installed_wheel: Path, tmp_path: Path) -> None:
+    """Every module of gpuportal_core, imported with its base dependencies alone: none of them
+    brings in an adapter, a process, an event loop or a framework (issue 37, item 6)."""
+    code = """
+import json, pkgutil, importlib, sys
+import gpuportal_core
+for module in pkgutil.iter_modules(gpuportal_core.__path__):
+    importlib.import_module(f"gpuportal_core.{module.name}")
+print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
+"""
+    loaded = set(json.loads(_run_isolated(installed_wheel, code, tmp_path)))
+    assert "gpuportal_core" in loaded
+    # (socket is not here: the standard library's email, which pydantic reads, imports it.)
+    doing_io = {"gpuportal_adapters", "subprocess", "asyncio", "ldap3", "tornado"}
+    assert not loaded & (FORBIDDEN - {"gpuportal_core"} | doing_io), loaded & doing_io

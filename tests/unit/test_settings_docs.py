@@ -1,5 +1,5 @@
 """No Python file reads a PORTAL_* variable by hand: the settings models are the one reader
-(gpuportal_core.settings, gpuportal_portal.settings). The docs' settings reference is generated
+(gpuportal_adapters.settings, gpuportal_portal.settings). The docs' settings reference is generated
 from them (tests/unit/test_docs.py checks it names every one)."""
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gpuportal_adapters.cluster_snapshot import Snapshot
 from gpuportal_core.accounting import GroupUse
 from gpuportal_core.capacity import NodeGpus
-from gpuportal_core.cluster_snapshot import Snapshot
 from gpuportal_core.profiles import ResourceProfile
 from gpuportal_spawner.capacity import capacity_view
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from gpuportal_adapters.cluster_snapshot import Snapshot
 from gpuportal_core.capacity import GpuJob, LineEstimate, NodeGpus
-from gpuportal_core.cluster_snapshot import Snapshot
 from gpuportal_core.profiles import ResourceProfile
 from gpuportal_core.reservations import Reservation, next_maintenance, parse_reservations
 from gpuportal_spawner.capacity import capacity_view

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuportal_core.slurm import SlurmClient
+from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_spawner.job_files import JobFiles
 
 

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from gpuportal_adapters.cluster_snapshot import ClusterSnapshot
 from gpuportal_core import capacity
 from gpuportal_core.capacity import GpuJob, NodeGpus
-from gpuportal_core.cluster_snapshot import ClusterSnapshot
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.profiles import ResourceProfile
 from gpuportal_core.request import SpawnRequest

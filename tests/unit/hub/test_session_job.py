@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 from traitlets.config import Config
 
+from gpuportal_adapters.slurm import SlurmUnavailable
 from gpuportal_core.culling import Reason
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.lifecycle import Stage
-from gpuportal_core.slurm import SlurmUnavailable
 from gpuportal_spawner import session_job, slurm_spawner
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 

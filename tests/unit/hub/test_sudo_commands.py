@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from gpuportal_core import slurm as slurm_module
-from gpuportal_core.slurm import SlurmClient
-from gpuportal_core.slurm_commands import CommandResult
+from gpuportal_adapters import slurm as slurm_module
+from gpuportal_adapters.slurm import SlurmClient
+from gpuportal_adapters.slurm_commands import CommandResult
 from gpuportal_core.sudo_rules import SESSION_ENV, allows, split_env
 from gpuportal_portal import job_output, job_service, use_collector
 from gpuportal_spawner import board_spawner

@@ -21,7 +21,7 @@ from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 
-from gpuportal_core.slurm import SlurmClient
+from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_portal import routers
 from gpuportal_portal.app import create_app
 from gpuportal_portal.deps import get_session

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.exc import OperationalError
 
+from gpuportal_adapters.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core.jobs import JobDetail, JobInfo
-from gpuportal_core.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core.tags import session_tag
 from gpuportal_portal import db
 from gpuportal_portal.job_service import record_tag

@@ -10,8 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from gpuportal_adapters.slurm_commands import CommandResult
 from gpuportal_core.efficiency import parse_use
-from gpuportal_core.slurm_commands import CommandResult
 from gpuportal_portal import db, use_collector
 from gpuportal_portal.models import JobRecord, utcnow
 from gpuportal_portal.session_history import SESSION_LAUNCHER

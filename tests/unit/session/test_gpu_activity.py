@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuportal_adapters.gpu_summary import GpuReading, remove_old_summaries, summary_path
 from gpuportal_session.gpu_activity import (
     GpuReporter,
     GpuWatch,
@@ -18,7 +19,6 @@ from gpuportal_session.gpu_activity import (
     parse_readings,
     read_gpus,
 )
-from gpuportal_session.gpu_summary import GpuReading, remove_old_summaries, summary_path
 
 
 def test_parse():

@@ -12,8 +12,8 @@ import asyncio
 import time
 from collections.abc import Callable
 
+from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_core.jobs import JobInfo
-from gpuportal_core.slurm import SlurmClient
 
 
 class JobPoller:

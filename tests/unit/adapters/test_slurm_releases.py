@@ -19,9 +19,9 @@ from typing import Any
 
 import pytest
 
-import gpuportal_core.slurm as slurm_module
-from gpuportal_core.slurm import SlurmClient
-from gpuportal_core.slurm_commands import CommandResult
+import gpuportal_adapters.slurm as slurm_module
+from gpuportal_adapters.slurm import SlurmClient
+from gpuportal_adapters.slurm_commands import CommandResult
 
 CAPTURES = sorted((Path(__file__).parents[2] / "golden" / "slurm").glob("*.json"))
 

@@ -13,9 +13,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from gpuportal_adapters.slurm import SlurmError
 from gpuportal_core.capacity import GpuJob, LineEstimate, NodeGpus
 from gpuportal_core.reservations import Reservation
-from gpuportal_core.slurm import SlurmError
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 
+from gpuportal_adapters.cluster_snapshot import ClusterSnapshot
+from gpuportal_adapters.slurm import SlurmUnavailable
 from gpuportal_core.capacity import GpuJob, NodeGpus
-from gpuportal_core.cluster_snapshot import ClusterSnapshot
-from gpuportal_core.slurm import SlurmUnavailable
 
 NODES = [NodeGpus("gpu01", ("gpu",), 4, 1)]
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuportal_core import slurm_commands
-from gpuportal_core.slurm import SlurmClient
-from gpuportal_core.slurm_commands import command_env, run_command
+from gpuportal_adapters import slurm_commands
+from gpuportal_adapters.slurm import SlurmClient
+from gpuportal_adapters.slurm_commands import command_env, run_command
 
 SECRET = "PORTAL_DATABASE_URL"
 

@@ -1,5 +1,5 @@
 """The audit stream: JSON lines, rotated, read back newest first with filters
-(gpuportal_core.audit)."""
+(gpuportal_adapters.audit)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuportal_core.audit import AuditLog, Filter, parse_since, read_events
+from gpuportal_adapters.audit import AuditLog, Filter, parse_since, read_events
 
 
 def test_events_are_json_lines_read_back_newest_first(tmp_path: Path) -> None:

@@ -7,6 +7,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime
 
+from gpuportal_adapters.slurm_commands import (
+    DEFAULT_RUN_AS,
+    CommandResult,
+    command_env,
+    run_command,
+)
+
+# The client's two errors, where its callers import them from (explicit re-exports).
+from gpuportal_adapters.slurm_commands import SlurmError as SlurmError
+from gpuportal_adapters.slurm_commands import SlurmUnavailable as SlurmUnavailable
 from gpuportal_core.accounting import ASSOC_FORMAT, Associations, parse_associations
 from gpuportal_core.capacity import (
     HOLDING,
@@ -30,16 +40,6 @@ from gpuportal_core.jobs import (
 )
 from gpuportal_core.partitions import SINFO_FORMAT, Partition, parse_sinfo
 from gpuportal_core.reservations import Reservation, parse_reservations
-from gpuportal_core.slurm_commands import (
-    DEFAULT_RUN_AS,
-    CommandResult,
-    command_env,
-    run_command,
-)
-
-# The client's two errors, where its callers import them from (explicit re-exports).
-from gpuportal_core.slurm_commands import SlurmError as SlurmError
-from gpuportal_core.slurm_commands import SlurmUnavailable as SlurmUnavailable
 from gpuportal_core.tags import parse_tag
 from gpuportal_core.usage import (
     SACCT_GPU_FORMAT,

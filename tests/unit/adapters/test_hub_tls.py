@@ -1,4 +1,4 @@
-"""The session's TLS contexts (gpuportal_session.hub_tls) against a real TLS socket, with
+"""The session's TLS contexts (gpuportal_adapters.hub_tls) against a real TLS socket, with
 certificates of a throwaway CA made by certipy (as the hub makes its own)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from certipy import Certipy
 
-from gpuportal_session.hub_tls import client_context, server_context
+from gpuportal_adapters.hub_tls import client_context, server_context
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """Slurm calls as Prometheus figures: a counter by command and outcome and a latency histogram,
-fed by gpuportal_core.slurm's command observer. The hub and the portal each make their own (the
+fed by gpuportal_adapters.slurm's command observer. The hub and the portal each make their own (the
 hub's `gpuportal_slurm_*`, the portal's `gpuportal_portal_slurm_*`), as each is its own process.
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from prometheus_client import Counter, Histogram
 
-from gpuportal_core.slurm_commands import observe_commands
+from gpuportal_adapters.slurm_commands import observe_commands
 
 OUTCOMES = ("ok", "error", "timeout")
 BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30)

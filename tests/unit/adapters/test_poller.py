@@ -2,9 +2,9 @@ import asyncio
 
 import pytest
 
+from gpuportal_adapters.poller import JobPoller
+from gpuportal_adapters.slurm import SlurmUnavailable
 from gpuportal_core.jobs import JobInfo
-from gpuportal_core.poller import JobPoller
-from gpuportal_core.slurm import SlurmUnavailable
 
 
 class CountingSlurm:

@@ -1,4 +1,4 @@
-"""The workaround for CPython's stale OpenSSL error queue (gpuportal_session.ssl_error_queue):
+"""The workaround for CPython's stale OpenSSL error queue (gpuportal_adapters.ssl_error_queue):
 on OpenSSL 3.4 and newer each TLS read and write of the process clears the thread's queue
 first; on older OpenSSL nothing changes. The failure itself, seen on Debian 13 only, is shown
 there by the Dask test (tests/debian13-tests.txt), which lost its scheduler in 6 of 10 runs
@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from gpuportal_session import ssl_error_queue
+from gpuportal_adapters import ssl_error_queue
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""gpuportal_core.hub_service: every hub service stops when the hub asks, and dies with the hub."""
+"""gpuportal_adapters.hub_service: every hub service stops when the hub asks, and dies with the
+hub."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def test_a_service_ends_on_the_hubs_sigint_even_when_its_parent_ignored_it(
     sleeper: dict[str, str],
 ) -> None:
     service = subprocess.Popen(
-        [sys.executable, "-m", "gpuportal_core.hub_service", "sleeper"],
+        [sys.executable, "-m", "gpuportal_adapters.hub_service", "sleeper"],
         env=sleeper,
         stdout=subprocess.PIPE,
         text=True,
@@ -51,7 +52,8 @@ def test_a_service_dies_with_the_hub(sleeper: dict[str, str], tmp_path: Path) ->
             sys.executable,
             "-c",
             "import subprocess, sys, time\n"
-            "p = subprocess.Popen([sys.executable, '-m', 'gpuportal_core.hub_service', 'sleeper'],"
+            "p = subprocess.Popen("
+            "[sys.executable, '-m', 'gpuportal_adapters.hub_service', 'sleeper'],"
             " stdout=subprocess.PIPE, text=True)\n"
             "p.stdout.readline()\n"
             f"open({str(pid_file)!r}, 'w').write(str(p.pid))\n"
