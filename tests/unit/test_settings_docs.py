@@ -12,7 +12,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_no_python_file_reads_a_portal_variable_by_hand() -> None:
     by_hand = []
-    for folder in ("gpuportal_core", "spawner", "portal", "deploy", "gpuportal_session"):
+    for folder in (
+        "gpuportal_core",
+        "gpuportal_adapters",
+        "spawner",
+        "portal",
+        "deploy",
+        "gpuportal_session",
+    ):
         for path in (ROOT / folder).rglob("*.py"):
             text = path.read_text()
             if re.search(r"environ(\.get)?\s*[\[(]\s*[\"']PORTAL_", text):

@@ -22,7 +22,7 @@ def _service_pids(hub_pid: int) -> set[str]:
     """The hub's managed services (portal, spawn-resumer, idle-culler): its children started
     through gpuportal_adapters.hub_service."""
     out = subprocess.run(
-        ["pgrep", "-P", str(hub_pid), "-f", r"python3? -m gpuportal_core\.hub_service "],
+        ["pgrep", "-P", str(hub_pid), "-f", r"python3? -m gpuportal_adapters\.hub_service "],
         capture_output=True,
         text=True,
     ).stdout
