@@ -15,7 +15,6 @@ activity JupyterHub itself reports, and the time limit still ends it.
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import shutil
 import socket
@@ -24,7 +23,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 from tornado.ioloop import IOLoop, PeriodicCallback
 
 from gpuportal_adapters.gpu_summary import (
@@ -34,6 +32,7 @@ from gpuportal_adapters.gpu_summary import (
     write_summary,
 )
 from gpuportal_adapters.hub_tls import client_context
+from gpuportal_adapters.token_calls import CallFailed, call
 
 # A GPU at or above this utilisation (percent, nvidia-smi's utilization.gpu) is at work.
 BUSY_PERCENT = 5
@@ -165,21 +164,16 @@ class GpuReporter:
             self.log.warning("gpuportal: GPU use summary not written: %s", error)
 
     async def _post(self) -> None:
-        body = json.dumps(self.watch.report(self.environ.get("JUPYTERHUB_SERVER_NAME", "")))
-        request = HTTPRequest(
-            self.url,
-            method="POST",
-            body=body,
-            headers={
-                "Authorization": f"token {self.environ.get('JUPYTERHUB_API_TOKEN', '')}",
-                "Content-Type": "application/json",
-            },
-            request_timeout=10,
-            ssl_options=self.tls,
-        )
         try:
-            await AsyncHTTPClient().fetch(request)
-        except (HTTPClientError, OSError) as error:
+            await call(
+                self.url,
+                token=self.environ.get("JUPYTERHUB_API_TOKEN", ""),
+                method="POST",
+                body=self.watch.report(self.environ.get("JUPYTERHUB_SERVER_NAME", "")),
+                timeout=10,
+                tls=self.tls,
+            )
+        except CallFailed as error:
             # The hub restarting is no reason to stop measuring: the next reading goes.
             self.log.warning("gpuportal: GPU reading not delivered to the hub: %s", error)
 

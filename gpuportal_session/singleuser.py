@@ -7,16 +7,14 @@ one slow import left out (see SKIPPED_MODULES); any other command is exec'd.
 
 from __future__ import annotations
 
-import json
+import asyncio
 import os
 import socket
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
-from gpuportal_adapters import ssl_error_queue
+from gpuportal_adapters import ssl_error_queue, token_calls
 from gpuportal_adapters.hub_tls import client_context
 from gpuportal_session import dask_setup
 from gpuportal_session.session_files import link_shared, sync_templates
@@ -51,24 +49,20 @@ def listen_address(configured: str) -> str:
 
 
 def report_port(api_url: str, token: str, port: int, *, attempts: int = 10) -> None:
-    request = urllib.request.Request(
+    """Tell the hub where this server listens; up to about a minute of tries in all (the
+    client's waits: 1, 2, 4, 8, then 10 s), long enough to ride out a hub restart."""
+    report = token_calls.call(
         api_url.rstrip("/") + "/batchspawner",
-        data=json.dumps({"port": port}).encode(),
-        headers={"Authorization": f"token {token}", "Content-Type": "application/json"},
+        token=token,
         method="POST",
+        body={"port": port},
+        tls=client_context(),
+        attempts=attempts,
     )
-    context = client_context()
-    for attempt in range(attempts):
-        try:
-            with urllib.request.urlopen(request, timeout=10, context=context):
-                return
-        except OSError as error:
-            if attempt == attempts - 1:
-                raise SystemExit(
-                    f"could not report the port to the hub at {api_url}: {error}"
-                ) from None
-            # Up to about a minute in all: long enough to ride out a hub restart.
-            time.sleep(min(2**attempt, 10))
+    try:
+        asyncio.run(report)  # before the server's own loop starts
+    except token_calls.CallFailed as error:
+        raise SystemExit(f"could not report the port to the hub at {api_url}: {error}") from None
 
 
 def prepare_home() -> None:

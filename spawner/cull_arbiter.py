@@ -8,15 +8,13 @@ its stop says why. On any failure to ask, the answer is "keep": a glitch never s
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from datetime import timedelta
 from typing import Any
 
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-
 from gpuportal_adapters.hub_tls import client_context
+from gpuportal_adapters.token_calls import CallFailed, call
 
 log = logging.getLogger("gpuportal.cull")
 
@@ -34,18 +32,16 @@ async def ask_the_hub(
         return False
     user, _slash, name = str(server.get("full_name", "")).partition("/")
     body = {"user": user, "server": name, "inactive": inactive.total_seconds()}
-    request = HTTPRequest(
-        check_url(os.environ["JUPYTERHUB_API_URL"]),
-        method="POST",
-        body=json.dumps(body),
-        headers={"Authorization": f"token {os.environ['JUPYTERHUB_API_TOKEN']}"},
-        request_timeout=20,
-        ssl_options=client_context(),  # the culler service's certificate, under internal TLS
-    )
     try:
-        response = await AsyncHTTPClient().fetch(request)
-        answer = json.loads(response.body)
-    except (HTTPClientError, OSError, ValueError) as error:
+        answer = await call(
+            check_url(os.environ["JUPYTERHUB_API_URL"]),
+            token=os.environ["JUPYTERHUB_API_TOKEN"],
+            method="POST",
+            body=body,
+            timeout=20,
+            tls=client_context(),  # the culler service's certificate, under internal TLS
+        )
+    except CallFailed as error:
         log.warning("Keeping %s/%s: the hub could not be asked (%s)", user, name, error)
         return False
-    return answer.get("cull") is True
+    return isinstance(answer, dict) and answer.get("cull") is True

@@ -10,15 +10,14 @@ uses. A portal that does not answer, or no ended session yet: no line.
 
 from __future__ import annotations
 
-import json
 import logging
 from datetime import datetime
 from typing import Any
 from urllib.parse import quote
 
 from tornado import web
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
+from gpuportal_adapters.token_calls import CallFailed, call
 from gpuportal_core.right_size import Suggestion, suggest
 from gpuportal_core.slurm_time import describe_runtime
 from gpuportal_spawner.json_handler import JsonHandler
@@ -29,15 +28,11 @@ log = logging.getLogger(__name__)
 
 async def last_session(url: str, token: str, user: str) -> dict[str, Any] | None:
     """The portal's answer for the user: their last ended session and its use (None: none)."""
-    request = HTTPRequest(
-        f"{url.rstrip('/')}/api/usage/last-session?user={quote(user)}",
-        headers={"Authorization": f"token {token}"},
-        request_timeout=3.0,
-    )
     try:
-        response = await AsyncHTTPClient().fetch(request)
-        answer = json.loads(response.body)
-    except (OSError, HTTPClientError, ValueError) as error:
+        answer = await call(
+            f"{url.rstrip('/')}/api/usage/last-session?user={quote(user)}", token=token, timeout=3.0
+        )
+    except CallFailed as error:
         log.warning("Could not read %s's last session from the portal: %s", user, error)
         return None
     return answer if isinstance(answer, dict) else None

@@ -9,7 +9,6 @@ look at the portal serves them all. A portal that does not answer leaves the las
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections.abc import Iterable
@@ -17,8 +16,8 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from tornado import web
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
 
+from gpuportal_adapters.token_calls import CallFailed, call
 from gpuportal_spawner.json_handler import JsonHandler
 
 NOTICES_PATH = "gpuportal/notices"
@@ -47,13 +46,9 @@ class NoticeBoard:
         if time.monotonic() - self._read_at < NOTICES_TTL_S:
             return self._notices
         self._read_at = time.monotonic()
-        request = HTTPRequest(
-            self._url, headers={"Authorization": f"token {self._token}"}, request_timeout=3.0
-        )
         try:
-            response = await AsyncHTTPClient().fetch(request)
-            self._notices = list(json.loads(response.body))
-        except (OSError, HTTPClientError, ValueError) as error:
+            self._notices = list(await call(self._url, token=self._token, timeout=3.0))
+        except (CallFailed, TypeError) as error:
             log.warning("Could not read the portal's notices (showing the last ones): %s", error)
         return self._notices
 

@@ -17,8 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from tornado.httpclient import AsyncHTTPClient, HTTPClientError, HTTPRequest
-
+from gpuportal_adapters.token_calls import CallFailed, call
 from gpuportal_core.environments import (
     EnvironmentSpecError,
     SoftwareEnvironment,
@@ -61,7 +60,7 @@ class ProfileSource:
         try:
             records = {what: await self._fetch(what) for what in ("profiles", "environments")}
             offer = _offer_from(records)
-        except (OSError, HTTPClientError, ValueError, ProfileError, EnvironmentSpecError) as error:
+        except (CallFailed, ValueError, ProfileError, EnvironmentSpecError) as error:
             return self._stale(error)
         self._last, self._last_at = offer, time.time()
         self._save(records)
@@ -91,14 +90,7 @@ class ProfileSource:
         return offer
 
     async def _fetch(self, what: str) -> list[dict[str, Any]]:
-        request = HTTPRequest(
-            f"{self._url}/{what}",
-            headers={"Authorization": f"token {self._token}"},
-            request_timeout=self._timeout,
-            connect_timeout=self._timeout,
-        )
-        response = await AsyncHTTPClient().fetch(request)
-        records = json.loads(response.body)
+        records = await call(f"{self._url}/{what}", token=self._token, timeout=self._timeout)
         if not isinstance(records, list):
             raise ValueError(f"the portal's answer is not a list of {what}")
         return records

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import json
 import logging
 import os
-import urllib.error
-import urllib.request
 from typing import Any
 from urllib.parse import quote
 
+from gpuportal_adapters import token_calls
 from gpuportal_adapters.hub_tls import client_context
 from gpuportal_adapters.settings import ClusterSettings
 from gpuportal_adapters.slurm import SlurmClient, SlurmError
+from gpuportal_adapters.token_calls import CallFailed
 from gpuportal_core.lifecycle import LIVE
 from gpuportal_core.tags import SessionTag, parse_tag
 
@@ -41,25 +40,17 @@ class HubAPI:
         self._timeout = timeout
         self._tls = client_context()  # the service's certificate, under internal TLS
 
-    def _call(self, method: str, path: str, body: Any = None) -> Any:
-        data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(
-            f"{self._url}{path}",
-            data=data,
-            method=method,
-            headers={
-                "Authorization": f"token {self._token}",
-                "Content-Type": "application/json",
-                # Lists come in pages with a link to the next (JupyterHub's paginated form).
-                "Accept": "application/jupyterhub-pagination+json",
-            },
-        )
-        with urllib.request.urlopen(request, timeout=self._timeout, context=self._tls) as response:
-            text = response.read().decode()
-        return json.loads(text) if text.strip() else None
-
     async def call(self, method: str, path: str, body: Any = None) -> Any:
-        return await asyncio.to_thread(self._call, method, path, body)
+        return await token_calls.call(
+            f"{self._url}{path}",
+            token=self._token,
+            method=method,
+            body=body,
+            timeout=self._timeout,
+            tls=self._tls,
+            # Lists come in pages with a link to the next (JupyterHub's paginated form).
+            headers={"Accept": "application/jupyterhub-pagination+json"},
+        )
 
 
 def server_path(user: str, server: str) -> str:
@@ -118,7 +109,7 @@ async def resume_once(hub: HubAPI, slurm: SlurmClient, hub_id: str) -> list[str]
         log.info("Resuming %s's server %r on job %s", tag.user, tag.server, job_id)
         try:
             await hub.call("POST", server_path(tag.user, tag.server), {"user_options": options})
-        except urllib.error.HTTPError as error:
+        except CallFailed as error:
             log.error("Could not resume %s's server %r: %s", tag.user, tag.server, error)
             continue
         resumed.append(f"{tag.user}/{tag.server}" if tag.server else tag.user)
@@ -137,7 +128,7 @@ async def main_async() -> None:
             resumed = await resume_once(hub, slurm, hub_id)
             if resumed:
                 log.info("Resumed the servers of %s", ", ".join(resumed))
-        except (OSError, SlurmError) as error:
+        except (CallFailed, OSError, SlurmError) as error:
             log.info("Could not look for servers to resume: %s", error)
         # Often in the first two minutes after a hub start, then every half minute (one squeue).
         await asyncio.sleep(3 if round_number < 40 else 30)

@@ -3,6 +3,7 @@ session package (what runs in the user's job) imports neither the hub's code nor
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -64,11 +65,11 @@ def test_the_wheel_installs_only_gpuportal_names(installed_wheel: Path) -> None:
     }
 
 
-def _run_isolated(site: Path, code: str, tmp_path: Path) -> str:
+def _run_isolated(site: Path, code: str, tmp_path: Path, *, also: tuple[str, ...] = ()) -> str:
     """Python without site-packages (so not the editable checkout), the wheel's folder and
     its base dependencies alone on its path (jinja2, python-hostlist, and pydantic for the
-    profile spec), run
-    away from the checkout."""
+    profile spec), with the packages named in `also` (of the extra under test), run away from
+    the checkout."""
     import annotated_types
     import hostlist  # type: ignore[import-untyped]
     import jinja2
@@ -91,6 +92,8 @@ def _run_isolated(site: Path, code: str, tmp_path: Path) -> str:
         shutil.copytree(Path(str(package.__file__)).parent, deps / package.__name__)
     for module in (typing_extensions, hostlist):
         shutil.copy(str(module.__file__), deps)
+    for name in also:
+        shutil.copytree(Path(str(importlib.import_module(name).__file__)).parent, deps / name)
     env = {"PYTHONPATH": f"{site}{os.pathsep}{deps}", "PATH": os.environ.get("PATH", "")}
     result = subprocess.run(
         [sys.executable, "-S", "-c", code],
@@ -130,7 +133,8 @@ import gpuportal_session.singleuser, gpuportal_session.session_files
 import gpuportal_session.tensorboard_private, gpuportal_session.tensorboard_page
 print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
 """
-    loaded = set(json.loads(_run_isolated(installed_wheel, code, tmp_path)))
+    # tornado: what jupyter-server serves with, and the session's calls to the hub go over.
+    loaded = set(json.loads(_run_isolated(installed_wheel, code, tmp_path, also=("tornado",))))
     assert "gpuportal_session" in loaded
     assert not loaded & FORBIDDEN, loaded & FORBIDDEN
     # The config folder that enables the server extensions (generic /proxy/ closed; Open in
