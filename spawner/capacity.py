@@ -10,7 +10,7 @@ import logging
 import time
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from tornado import web
 
@@ -21,6 +21,7 @@ from gpuportal_core.capacity import LineEstimate, describe_start, free_gpus
 from gpuportal_core.profiles import ResourceProfile
 from gpuportal_core.reservations import Reservation, next_maintenance
 from gpuportal_core.slurm_time import format_runtime
+from gpuportal_spawner.hub_state import HubState
 from gpuportal_spawner.json_handler import JsonHandler
 from gpuportal_spawner.metrics import record_capacity
 
@@ -34,44 +35,37 @@ FIT_STEP_S = 300
 FIT_SHORTEST_S = 900
 
 
-class Snapshots:
-    """The hub's snapshots, one per (Slurm bin dir, timeout, TTL)."""
-
-    _made: ClassVar[dict[tuple[str, float, float], ClusterSnapshot]] = {}
-
-    @classmethod
-    def get(cls, *, bin_dir: str, timeout: float, ttl: float) -> ClusterSnapshot:
-        key = (bin_dir, timeout, ttl)
-        if key not in cls._made:
-            slurm = SlurmClient(bin_dir=bin_dir, timeout=timeout)
-
-            async def take() -> tuple[Any, Any]:
-                return await slurm.gpu_nodes(), await slurm.gpu_jobs()
-
-            cls._made[key] = ClusterSnapshot(take, ttl=ttl, reservations=slurm.reservations)
-        return cls._made[key]
+# The accounts' GPU limits (sacctmgr) are read at most this often for the whole hub: they
+# change when an admin edits them, not with every job.
+GROUP_LIMITS_TTL_S = 60.0
 
 
-class GroupLimits:
-    """The accounts' GPU limits (sacctmgr), read at most once a minute for the whole hub: they
-    change when an admin edits them, not with every job."""
+def snapshot(state: HubState, *, bin_dir: str, timeout: float, ttl: float) -> ClusterSnapshot:
+    """The hub's snapshot for this Slurm (bin dir, timeout) and TTL."""
+    key = (bin_dir, timeout, ttl)
+    if key not in state.snapshots:
+        slurm = SlurmClient(bin_dir=bin_dir, timeout=timeout)
 
-    _read: ClassVar[dict[tuple[str, float], tuple[float, Associations]]] = {}
-    TTL_S = 60.0
+        async def take() -> tuple[Any, Any]:
+            return await slurm.gpu_nodes(), await slurm.gpu_jobs()
 
-    @classmethod
-    async def get(cls, *, bin_dir: str, timeout: float) -> Associations:
-        key = (bin_dir, timeout)
-        read_at, assocs = cls._read.get(key, (0.0, Associations()))
-        if time.monotonic() - read_at < cls.TTL_S:
-            return assocs
-        try:
-            assocs = await SlurmClient(bin_dir=bin_dir, timeout=timeout).associations()
-        except SlurmError as error:
-            # A cluster without accounting has no group limits to show; ask again later.
-            log.info("No group GPU limits from Slurm's accounting: %s", error.message)
-        cls._read[key] = (time.monotonic(), assocs)
+        state.snapshots[key] = ClusterSnapshot(take, ttl=ttl, reservations=slurm.reservations)
+    return state.snapshots[key]
+
+
+async def group_limits(state: HubState, *, bin_dir: str, timeout: float) -> Associations:
+    """The accounts' GPU limits, as last read within GROUP_LIMITS_TTL_S."""
+    key = (bin_dir, timeout)
+    read_at, assocs = state.group_limits.get(key, (0.0, Associations()))
+    if time.monotonic() - read_at < GROUP_LIMITS_TTL_S:
         return assocs
+    try:
+        assocs = await SlurmClient(bin_dir=bin_dir, timeout=timeout).associations()
+    except SlurmError as error:
+        # A cluster without accounting has no group limits to show; ask again later.
+        log.info("No group GPU limits from Slurm's accounting: %s", error.message)
+    state.group_limits[key] = (time.monotonic(), assocs)
+    return assocs
 
 
 def capacity_view(

@@ -7,7 +7,7 @@ import math
 import re
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, ClassVar
+from typing import Any
 
 from jupyterhub.auth import Authenticator
 from jupyterhub.handlers.login import LogoutHandler
@@ -107,7 +107,8 @@ class ClusterLDAPAuthenticator(Authenticator):
     login_base_delay = Float(1.0, config=True, help="The first wait, in seconds, e.g. 1.0.")
     login_max_delay = Float(300.0, config=True, help="The longest wait, in seconds, e.g. 300.")
 
-    _pools: ClassVar[dict[int, ThreadPoolExecutor]] = {}
+    # The authenticator's own: the hub makes one and keeps it.
+    _made_pool: ThreadPoolExecutor | None = None
     _throttle: LoginThrottle | None = None
 
     def __init__(self, **kwargs: Any) -> None:
@@ -118,11 +119,9 @@ class ClusterLDAPAuthenticator(Authenticator):
 
     @property
     def _pool(self) -> ThreadPoolExecutor:
-        if self.ldap_threads not in self._pools:
-            self._pools[self.ldap_threads] = ThreadPoolExecutor(
-                self.ldap_threads, thread_name_prefix="ldap"
-            )
-        return self._pools[self.ldap_threads]
+        if self._made_pool is None:
+            self._made_pool = ThreadPoolExecutor(self.ldap_threads, thread_name_prefix="ldap")
+        return self._made_pool
 
     def _settings(self) -> DirectorySettings:
         return DirectorySettings(

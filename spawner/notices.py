@@ -13,11 +13,12 @@ import logging
 import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from tornado import web
 
 from gpuportal_adapters.token_calls import CallFailed, call
+from gpuportal_spawner.hub_state import hub_state
 from gpuportal_spawner.json_handler import JsonHandler
 
 NOTICES_PATH = "gpuportal/notices"
@@ -26,9 +27,8 @@ log = logging.getLogger(__name__)
 
 
 class NoticeBoard:
-    """Every notice not ended, as the portal last said, one board per portal URL."""
-
-    _boards: ClassVar[dict[str, NoticeBoard]] = {}
+    """Every notice not ended, as the portal last said, one board per portal URL (kept in the
+    hub's state: gpuportal_spawner.hub_state)."""
 
     def __init__(self, url: str, token: str) -> None:
         self._url = url.rstrip("/") + "/api/notices?all=true"
@@ -37,10 +37,10 @@ class NoticeBoard:
         self._read_at = 0.0
 
     @classmethod
-    def of(cls, url: str, token: str) -> NoticeBoard:
-        if url not in cls._boards:
-            cls._boards[url] = cls(url, token)
-        return cls._boards[url]
+    def of(cls, boards: dict[str, NoticeBoard], url: str, token: str) -> NoticeBoard:
+        if url not in boards:
+            boards[url] = cls(url, token)
+        return boards[url]
 
     async def notices(self) -> list[dict[str, Any]]:
         if time.monotonic() - self._read_at < NOTICES_TTL_S:
@@ -78,5 +78,5 @@ class NoticesHandler(JsonHandler):
         if not url:
             self.send([])
             return
-        notices = await NoticeBoard.of(url, token).notices()
+        notices = await NoticeBoard.of(hub_state(user).notice_boards, url, token).notices()
         self.send(showing(notices, [g.name for g in user.groups], datetime.now(UTC)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, cast
+from typing import Any, cast
 
 from jupyterhub.spawner import SpawnException
 from jupyterhub.utils import maybe_future
@@ -39,9 +39,11 @@ from gpuportal_core.request import (
     options_from_form_data,
     parse_user_options,
 )
+from gpuportal_spawner import capacity
 from gpuportal_spawner.board_spawner import SharedBoardSpawner, check_folder, is_board
-from gpuportal_spawner.capacity import GroupLimits, Snapshots, capacity_view
+from gpuportal_spawner.capacity import capacity_view
 from gpuportal_spawner.errors import spawn_error
+from gpuportal_spawner.hub_state import hub_state
 from gpuportal_spawner.named_sessions import check_running_limit
 from gpuportal_spawner.profile_source import Offer, ProfileSource
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
@@ -101,8 +103,6 @@ class GpuProfilesSpawner(ProfilesSpawner):
         "hub restart do not wait for the portal, e.g. /var/lib/jupyterhub/profiles-cache.json.",
     )
 
-    # One source per portal for all spawners: they share the last answer it gave.
-    _sources: ClassVar[dict[str, ProfileSource]] = {}
     _request: SpawnRequest | None = None
     _limits = CullLimits()  # the request's culling limits, worked out once per spawn
     # The form's options as checked by options_from_form, with the request they made: the hub
@@ -139,7 +139,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
         """The profiles this user may see and spawn, and the environments that go with them,
         live from the portal when there is one."""
         if self.portal_url:
-            source = self._sources.get(self.portal_url)
+            sources = hub_state(self.user).profile_sources
+            source = sources.get(self.portal_url)
             if source is None:
                 source = ProfileSource(
                     url=self.portal_url,
@@ -147,7 +148,7 @@ class GpuProfilesSpawner(ProfilesSpawner):
                     fallback=self.configured_profiles,
                     cache_file=self.profiles_cache,
                 )
-                self._sources[self.portal_url] = source
+                sources[self.portal_url] = source
             offer = await source.offer()
         else:
             offer = Offer(self.configured_profiles(), [])
@@ -168,8 +169,10 @@ class GpuProfilesSpawner(ProfilesSpawner):
         if profiles is None:
             profiles = (await self.offer()).profiles
         taken = await self.cluster_snapshot()
-        assocs = await GroupLimits.get(
-            bin_dir=child.get("slurm_bin_dir", ""), timeout=float(child.get("slurm_timeout", 20.0))
+        assocs = await capacity.group_limits(
+            hub_state(self.user),
+            bin_dir=child.get("slurm_bin_dir", ""),
+            timeout=float(child.get("slurm_timeout", 20.0)),
         )
         group = group_use(assocs, self.user.name, taken.jobs) if taken is not None else None
         return capacity_view(profiles, taken, group)
@@ -178,7 +181,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
         """The cluster's jobs, nodes and reservations as of a few seconds ago, shared by all
         users' pages (None: Slurm did not answer within 2 s)."""
         child = self._session_config()
-        snapshot = Snapshots.get(
+        snapshot = capacity.snapshot(
+            hub_state(self.user),
             bin_dir=child.get("slurm_bin_dir", ""),
             timeout=float(child.get("slurm_timeout", 20.0)),
             ttl=float(child.get("capacity_ttl", 10.0)),

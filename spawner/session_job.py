@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from typing import Any, ClassVar
+from typing import Any
 
 from gpuportal_adapters.poller import JobPoller
 from gpuportal_adapters.slurm import SlurmClient, SlurmError, SlurmUnavailable
@@ -21,6 +21,7 @@ from gpuportal_core.tags import dask_tag as worker_tag
 from gpuportal_core.tags import session_tag
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.errors import spawn_error
+from gpuportal_spawner.hub_state import hub_state
 from gpuportal_spawner.job_files import JobFiles
 from gpuportal_spawner.metrics import CULLS
 from gpuportal_spawner.session_settings import SessionJobSettings
@@ -64,7 +65,6 @@ async def node_answers(host: str, port: int, timeout: float) -> bool:
 class SessionJob(SessionJobSettings):
     """The job of one server: the Slurm boundary, its files, poll, stop and saved state."""
 
-    _pollers: ClassVar[dict[tuple[Any, ...], JobPoller]] = {}
     # batchspawner's trait (its classes are Any to mypy): "" while the server has no job.
     job_id: str
 
@@ -120,11 +120,12 @@ class SessionJob(SessionJobSettings):
 
     @property
     def poller(self) -> JobPoller:
-        # One poller per Slurm configuration, shared by every spawner in this hub process.
+        # One poller per Slurm configuration, shared by every spawner of this hub.
+        pollers = hub_state(self.user).pollers
         key = (tuple(self.run_as), self.slurm_timeout, self.slurm_bin_dir)
-        if key not in self._pollers:
-            self._pollers[key] = JobPoller(self.slurm)
-        return self._pollers[key]
+        if key not in pollers:
+            pollers[key] = JobPoller(self.slurm)
+        return pollers[key]
 
     async def _ask(self, max_age: float, job_id: str | None = None) -> Seen:
         """Slurm's word on the job (job_id: the one this look is for, bound when a look is

@@ -30,10 +30,11 @@ from gpuportal_core.session_clock import (
     extended_limit,
 )
 from gpuportal_core.slurm_time import describe_runtime, format_runtime, parse_runtime
+from gpuportal_spawner import capacity
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.board_spawner import is_board
-from gpuportal_spawner.capacity import Snapshots
 from gpuportal_spawner.culling import cull_card
+from gpuportal_spawner.hub_state import hub_state
 from gpuportal_spawner.json_handler import JsonHandler
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 
@@ -193,8 +194,11 @@ async def _reservations(user: Any, names: list[str]) -> list[Reservation]:
     if not running:
         return []
     child = running[0]
-    snapshots = Snapshots.get(
-        bin_dir=child.slurm_bin_dir, timeout=child.slurm_timeout, ttl=child.capacity_ttl
+    snapshots = capacity.snapshot(
+        hub_state(user),
+        bin_dir=child.slurm_bin_dir,
+        timeout=child.slurm_timeout,
+        ttl=child.capacity_ttl,
     )
     snapshot = await snapshots.get_within(CARD_WAIT_S)
     return snapshot.reservations if snapshot is not None else []

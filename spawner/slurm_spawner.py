@@ -26,12 +26,13 @@ from gpuportal_core.slurm_time import format_runtime
 from gpuportal_core.states import Phase
 from gpuportal_core.sudo_rules import split_env
 from gpuportal_spawner import (
+    capacity,
     port_handler,  # noqa: F401  (replaces the stock port callback)
     session_tls,  # internal TLS for the job
 )
 from gpuportal_spawner.audit import audit
-from gpuportal_spawner.capacity import Snapshots
 from gpuportal_spawner.errors import spawn_error
+from gpuportal_spawner.hub_state import hub_state
 from gpuportal_spawner.metrics import QUEUE_WAIT
 from gpuportal_spawner.queue_note import queued_note
 from gpuportal_spawner.session_job import (
@@ -110,8 +111,11 @@ class GpuSlurmSpawner(SessionJob):
     async def _nodes_it_may_run_on(self) -> list[str]:
         """The partition's nodes with GPUs enough for the profile (a resumed job's profile is
         not known here: every GPU node)."""
-        snapshot = await Snapshots.get(
-            bin_dir=self.slurm_bin_dir, timeout=self.slurm_timeout, ttl=self.capacity_ttl
+        snapshot = await capacity.snapshot(
+            hub_state(self.user),
+            bin_dir=self.slurm_bin_dir,
+            timeout=self.slurm_timeout,
+            ttl=self.capacity_ttl,
         ).get_within(2.0, first=True)  # a slow Slurm: the last look (nodes change seldom)
         if snapshot is None:
             raise scheduler_silent_for("its nodes could not be read")
@@ -337,8 +341,11 @@ class GpuSlurmSpawner(SessionJob):
             return
         if not isinstance(request, SpawnRequest):
             return  # a resumed job: its profile is not known here; Slurm's words stay
-        snapshot = Snapshots.get(
-            bin_dir=self.slurm_bin_dir, timeout=self.slurm_timeout, ttl=self.capacity_ttl
+        snapshot = capacity.snapshot(
+            hub_state(self.user),
+            bin_dir=self.slurm_bin_dir,
+            timeout=self.slurm_timeout,
+            ttl=self.capacity_ttl,
         )
         waited = time.monotonic() - self._queued_since
         words, progress = await queued_note(
