@@ -100,6 +100,9 @@ def failed_spawn_message(
     return stream.raw.read(65536, decode_content=True).decode(errors="replace")
 
 
+LATE_SLEEP = "late-sleep"
+
+
 @contextmanager
 def late_sbatch(deaf: bool = False) -> Iterator[Path]:
     """A Slurm bin directory whose sbatch submits, then answers only a minute later: for the
@@ -110,12 +113,19 @@ def late_sbatch(deaf: bool = False) -> Iterator[Path]:
     bin_dir.chmod(0o755)
     # An ignored signal stays ignored across exec: the sleep is deaf too.
     trap = "trap '' TERM\n" if deaf else ""
-    (bin_dir / "sbatch").write_text(f'#!/bin/sh\n{trap}/usr/bin/sbatch "$@"\nexec sleep 60\n')
+    # The sleep by a name of this folder's, so that a test finds its own and not the other
+    # lane's (LATE_SLEEP).
+    (bin_dir / LATE_SLEEP).symlink_to(shutil.which("sleep") or "/bin/sleep")
+    (bin_dir / "sbatch").write_text(
+        f'#!/bin/sh\n{trap}/usr/bin/sbatch "$@"\nexec {bin_dir / LATE_SLEEP} 60\n'
+    )
     (bin_dir / "sbatch").chmod(0o755)
     for command in ("squeue", "scancel", "scontrol", "sinfo", "srun"):
         (bin_dir / command).symlink_to(f"/usr/bin/{command}")
     try:
-        with sudo_rule_for(bin_dir, "late-sbatch"):  # the hub runs this sbatch as users too
+        # The hub runs this sbatch as users too. A rule of its own (the folder's name): the two
+        # lanes may each hold one, and one lane's end must not take the other's away.
+        with sudo_rule_for(bin_dir, bin_dir.name):
             yield bin_dir
     finally:
         shutil.rmtree(bin_dir)

@@ -15,6 +15,7 @@ import pytest
 from tests.hubproc import REPO, Hub, state_dir, wait_for
 from tests.integration.conftest import user_jobs
 from tests.integration.faults.helpers import (
+    LATE_SLEEP,
     failed_spawn_message,
     home_page,
     late_sbatch_hub,
@@ -94,4 +95,6 @@ def test_an_sbatch_that_times_out_after_submitting_gives_one_job(hub: Hub, clean
     late_hub.wait_ready(frank, "frank", timeout=60)
     assert len(user_jobs("frank")) == 1  # found by its tag and taken over: not submitted twice
     assert "sbatch for frank gave no answer" in late_hub.log_tail(200)
-    assert subprocess.run(["pgrep", "-f", "exec sleep 60|^sleep 60$"]).returncode != 0
+    # Its late sbatch was ended with the spawn's timeout (the other lane may have one of its own).
+    own_sleep = f"{late_hub.extra_env['PORTAL_SLURM_BIN_DIR']}/{LATE_SLEEP}"
+    assert subprocess.run(["pgrep", "-f", own_sleep]).returncode != 0
