@@ -55,14 +55,16 @@ def check_sbatch_option(option: str, value: str, *, where: str) -> None:
         )
 
 
+def _parse(text: str) -> int:
+    try:
+        return parse_runtime(text)
+    except RuntimeFormatError:
+        raise ValueError("must be HH:MM:SS, e.g. 08:00:00") from None
+
+
 def _seconds(value: object) -> object:
     # Config files and the API write "HH:MM:SS"; code and the stored form may hand seconds.
-    if isinstance(value, str):
-        try:
-            return parse_runtime(value)
-        except RuntimeFormatError:
-            raise ValueError("must be HH:MM:SS, e.g. 08:00:00") from None
-    return value
+    return _parse(value) if isinstance(value, str) else value
 
 
 def _runtime(seconds: int) -> int:
@@ -72,8 +74,7 @@ def _runtime(seconds: int) -> int:
 
 
 def _runtime_text(text: str) -> str:
-    seconds = _seconds(text)
-    _runtime(seconds if isinstance(seconds, int) else 0)
+    _runtime(_parse(text))
     return text
 
 
