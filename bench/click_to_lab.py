@@ -42,7 +42,7 @@ from tests.integration.test_live_profiles import log_in
 
 PORT = 8600
 USER, PASSWORD = "alice", "alice-demo"
-STARTED = re.compile(rf"^\[I (\S+ \S+) JupyterHub .*User {USER} took [\d.]+ seconds to start")
+STARTED = re.compile(rf"^\[I (\S+ \S+) \w+ .*User {USER} took [\d.]+ seconds to start")
 MARKS = ("spawn answered", "server ready", "lab page", "shell drawn", "files listed")
 
 

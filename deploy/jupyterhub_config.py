@@ -14,8 +14,6 @@ from pathlib import Path
 import gpuportal_session.compression
 import gpuportal_spawner.audit
 import gpuportal_spawner.metrics
-import gpuportal_spawner.port_handler
-import gpuportal_spawner.stop_handler
 from gpuportal_adapters.settings import HubSettings
 from gpuportal_core.resources import TEMPLATES_DIR
 from gpuportal_core.slurm_time import cluster_offset_minutes
@@ -29,6 +27,7 @@ from gpuportal_spawner.culling import (
     GpuActivityHandler,
 )
 from gpuportal_spawner.errors import RefusalsWithoutTraceback
+from gpuportal_spawner.hub_app import GpuPortalHub
 from gpuportal_spawner.last_session import LAST_SESSION_PATH, LastSessionHandler
 from gpuportal_spawner.named_sessions import kept_limit
 from gpuportal_spawner.notices import NOTICES_PATH, NoticesHandler
@@ -164,8 +163,9 @@ named_sessions = settings.named_sessions
 c.GpuProfilesSpawner.named_sessions = named_sessions
 c.JupyterHub.named_server_limit_per_user = kept_limit(named_sessions)
 c.JupyterHub.spawner_class = "gpu-profiles"
-# A refused spawn (bad options, a limit) is logged as one line, not as a traceback.
-logging.getLogger("JupyterHub").addFilter(RefusalsWithoutTraceback())
+# A refused spawn (bad options, a limit) is logged as one line, not as a traceback. The hub's
+# logger is named after its class, as traitlets names an application's.
+logging.getLogger(GpuPortalHub.__name__).addFilter(RefusalsWithoutTraceback())
 c.GpuProfilesSpawner.partition = settings.partition
 c.GpuSlurmSpawner.session_venv = session_venv
 c.GpuSlurmSpawner.shared_dir = settings.shared_dir

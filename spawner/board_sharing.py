@@ -132,7 +132,7 @@ class BoardsHandler(JsonHandler):
         if host is None:
             self.send({"error": "a shared TensorBoard runs in your session: start one first"}, 409)
             return
-        if not await host.child_spawner.files.readable_folder(folder):
+        if not await host.session.files.readable_folder(folder):
             self.send({"error": f"{folder} is not a folder you can read; {WHERE_RUNS_ARE}"}, 400)
             return
         taken = {

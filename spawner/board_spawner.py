@@ -42,6 +42,18 @@ def check_folder(folder: str) -> str:
     return posixpath.normpath(folder)
 
 
+def board_options(options: dict[str, Any]) -> dict[str, Any]:
+    """A board server's spawn options, checked: {"tensorboard": folder, "groups": [...]}."""
+    try:
+        folder = check_folder(str(options.get("tensorboard", "")))
+    except ValueError as error:
+        raise spawn_error(str(error), reason="invalid_options") from None
+    groups: Any = options.get("groups", [])
+    if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
+        raise spawn_error("groups must be a list of group names", reason="invalid_options")
+    return {"tensorboard": folder, "groups": groups}
+
+
 def _slurm(bin_dir: str, program: str) -> str:
     return f"{bin_dir.rstrip('/')}/{program}" if bin_dir else program
 
@@ -101,8 +113,8 @@ def hosting_session(user: Any) -> Any:
     names = sorted(user.spawners, key=lambda name: (name != "", name))
     for name in names:
         wrapper = user.spawners[name]
-        child = getattr(wrapper, "child_spawner", None)
-        if wrapper.ready and isinstance(child, GpuSlurmSpawner) and child.job_id:
+        session = wrapper.session
+        if wrapper.ready and session is not None and session.job_id:
             return wrapper
     return None
 
@@ -123,14 +135,25 @@ class SharedBoardSpawner(Spawner):
         self._port_ready = asyncio.Event()
         self._process: asyncio.subprocess.Process | None = None
 
+    def set_up(self, options: dict[str, Any], *, board_name: str, oauth_access_scopes: Any) -> None:
+        """What the profile chooser hands its board child before a start: the checked options
+        (board_options), and the server's name and scopes. wrapspawner builds the child without
+        the server (its name is ""): the scopes that let someone in
+        (JUPYTERHUB_OAUTH_ACCESS_SCOPES) must name this server, tb-NAME, which its shares
+        grant, not the owner's default server."""
+        self.logdir = str(options.get("tensorboard", ""))
+        self.groups = list(options.get("groups", []))
+        self.board_name = board_name
+        self.oauth_access_scopes = oauth_access_scopes
+
     def report_port(self, port: int) -> None:
         self.port = port
         self._port_ready.set()
 
     def _lab(self) -> GpuSlurmSpawner | None:
         wrapper = self.user.spawners.get(self.session_server)
-        child = getattr(wrapper, "child_spawner", None)
-        return child if isinstance(child, GpuSlurmSpawner) and child.job_id else None
+        session = wrapper.session if wrapper is not None else None
+        return session if session is not None and session.job_id else None
 
     # Internal TLS (gpuportal_spawner.session_tls): the board listens on its session's node, so its
     # certificate names that node alone.
@@ -143,7 +166,7 @@ class SharedBoardSpawner(Spawner):
         wrapper = hosting_session(self.user)
         if wrapper is None:
             raise spawn_error(NO_SESSION, reason="no_session")
-        return await session_tls.hand_over(self, self._files(wrapper.child_spawner), pair)
+        return await session_tls.hand_over(self, self._files(wrapper.session), pair)
 
     def _files(self, lab: GpuSlurmSpawner) -> JobFiles:
         return JobFiles(
@@ -158,7 +181,7 @@ class SharedBoardSpawner(Spawner):
         wrapper = hosting_session(self.user)
         if wrapper is None:
             raise spawn_error(NO_SESSION, reason="no_session")
-        lab: GpuSlurmSpawner = wrapper.child_spawner
+        lab: GpuSlurmSpawner = wrapper.session
         self.session_job, self.session_server = lab.job_id, wrapper.name
         self.port = 0
         self._port_ready.clear()

@@ -30,8 +30,8 @@ def child_of(user: Any, server: str) -> GpuSlurmSpawner | None:
     """The GPU session behind a user's server, if it has one."""
     if user is None or server not in user.orm_user.orm_spawners:
         return None
-    child = user.spawners[server].child_spawner
-    return child if isinstance(child, GpuSlurmSpawner) else None
+    session: GpuSlurmSpawner | None = user.spawners[server].session
+    return session
 
 
 def session_plan(child: GpuSlurmSpawner, wrapper: Any, now: datetime) -> CullPlan:

@@ -1,4 +1,4 @@
-"""`gpuportal-hub -f jupyterhub_config.py`: JupyterHub's own command, started seconds sooner.
+"""`gpuportal-hub -f jupyterhub_config.py`: the hub (gpuportal_spawner.hub_app), started sooner.
 
 JupyterHub imports jupyter_events, which imports jsonschema, which imports rfc3987_syntax for
 its "iri" format checks if it is installed; that module builds its Lark parsers at import,
@@ -7,7 +7,8 @@ at every start and restart (`--version` on the 2-core machine, four timings each
 without the module jsonschema simply does not check them
 (https://github.com/python-jsonschema/jsonschema/issues/1428). The session skips the
 same module for the same reason (gpuportal_session.singleuser). Everything else is JupyterHub's
-`main`, unchanged: `jupyterhub -f ...` works as well, only slower to start.
+command-line application, with the portal's two routes (GpuPortalHub). `jupyterhub -f ...`
+starts a hub that lacks them: its spawner then refuses to start sessions, and says why.
 """
 
 from __future__ import annotations
@@ -25,9 +26,9 @@ def main() -> None:
     for name in SKIPPED_MODULES:
         # `import` of a module set to None fails at once, as if it were not installed.
         sys.modules[name] = None  # type: ignore[assignment]
-    from jupyterhub.app import main as jupyterhub_main
+    from gpuportal_spawner.hub_app import GpuPortalHub
 
-    jupyterhub_main()
+    GpuPortalHub.launch_instance()
 
 
 if __name__ == "__main__":

@@ -2,8 +2,8 @@
 
 batchspawner's own handler setattr()s any attribute the job posts (exec_prefix,
 batch_query_cmd, ...), and some of those are later run through a shell. This one takes a
-single integer, and replaces batchspawner's handler at the same URL so the stock
-batchspawner-singleuser keeps working.
+single integer. The hub routes batchspawner's URL here (gpuportal_spawner.hub_app), so the
+stock batchspawner-singleuser keeps working.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from jupyterhub.apihandlers import APIHandler, default_handlers
+from jupyterhub.apihandlers import APIHandler
 from tornado import web
 
 CALLBACK_PATH = r"/api/batchspawner"
@@ -43,17 +43,12 @@ class PortCallbackHandler(APIHandler):
             port = parse_port(self.get_json_body())
         except ValueError as error:
             raise web.HTTPError(400, str(error)) from None
-        target = getattr(spawner, "child_spawner", None) or spawner
-        report = getattr(target, "report_port", None)
-        if callable(report):
-            report(port)
-        else:
-            target.port = port
+        spawner.report_port(port)  # GpuProfilesSpawner.report_port
         self.log.info("%s reported port %d", spawner._log_name, port)
-        if spawner.ready and hasattr(target, "current_host"):
+        if spawner.ready:
             # A session that is already served started again (Slurm requeued its job): point
             # the route at where JupyterLab runs now.
-            await self._move_route(user, spawner, await target.current_host(), port)
+            await self._move_route(user, spawner, await spawner.current_host(), port)
         self.set_status(201)
         self.finish(json.dumps({"message": "port recorded"}))
 
@@ -64,22 +59,3 @@ class PortCallbackHandler(APIHandler):
         self.db.commit()
         await self.proxy.add_user(user, spawner.name)
         self.log.info("%s moved to %s:%d", spawner._log_name, host, port)
-
-
-def install() -> None:
-    """Put our handler in place of batchspawner's (importing batchspawner registers its own).
-
-    Why JupyterHub's list and not the public c.JupyterHub.extra_handlers: the hub routes its
-    own API handlers (batchspawner's among them) before the extra ones, so an extra handler at
-    the same path would never be reached, and the jobs' callback path is batchspawner's.
-    """
-    import batchspawner.api  # noqa: F401  registers the stock handler, which we then replace
-
-    for index, entry in enumerate(default_handlers):
-        if entry[0] == CALLBACK_PATH:
-            default_handlers[index] = (CALLBACK_PATH, PortCallbackHandler)
-            return
-    default_handlers.append((CALLBACK_PATH, PortCallbackHandler))
-
-
-install()

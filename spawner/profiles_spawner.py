@@ -1,51 +1,43 @@
-"""The profile chooser: a wrapspawner ProfilesSpawner whose profiles are GPU resource profiles."""
+"""The profile chooser: a wrapspawner WrapSpawner whose child runs the chosen GPU profile.
+
+wrapspawner's ProfilesSpawner maps a static list of profiles to spawner classes and their
+config; here the profiles are live (the portal's), every one runs with the same spawner class,
+and a profile reaches the child as the checked request, never as child config. So this is a
+WrapSpawner (the base wrapspawner provides for that) whose construct_child picks the child's
+class from the server (a shared TensorBoard, or a JupyterLab session) and hands it what the
+checks made of the options.
+"""
 
 from __future__ import annotations
 
 from typing import Any, cast
 
-from jupyterhub.spawner import SpawnException
+from jupyterhub.spawner import Spawner, SpawnException
 from jupyterhub.utils import maybe_future
 from traitlets import (
     Callable,
-    Dict,
     Integer,
-    List,
     TraitError,
-    Type,
     Unicode,
     Union,
     default,
     validate,
 )
-from wrapspawner import ProfilesSpawner, WrapSpawner
+from wrapspawner import WrapSpawner
 
-from gpuportal_adapters.cluster_snapshot import Snapshot
-from gpuportal_core.accounting import group_use
 from gpuportal_core.culling import CullLimits
 from gpuportal_core.lifecycle import Stage
-from gpuportal_core.profiles import (
-    DEFAULT_CORES_PER_GPU,
-    DEFAULT_MEM_PER_GPU_GB,
-    ProfileError,
-    ResourceProfile,
-    default_profile_config,
-    load_profiles,
-    visible_profiles,
-)
 from gpuportal_core.request import (
     InvalidRequest,
     SpawnRequest,
     options_from_form_data,
     parse_user_options,
 )
-from gpuportal_spawner import capacity
-from gpuportal_spawner.board_spawner import SharedBoardSpawner, check_folder, is_board
-from gpuportal_spawner.capacity import capacity_view
+from gpuportal_spawner.board_spawner import SharedBoardSpawner, board_options, is_board
 from gpuportal_spawner.errors import spawn_error
-from gpuportal_spawner.hub_state import hub_state
+from gpuportal_spawner.hub_app import plain_jupyterhub
 from gpuportal_spawner.named_sessions import check_running_limit
-from gpuportal_spawner.profile_source import Offer, ProfileSource
+from gpuportal_spawner.profile_offer import ProfileOffer
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 from gpuportal_spawner.spawn_form import ReturnedForm, ReturnedForms, render_form
 
@@ -59,49 +51,14 @@ def check_options(spawner: GpuProfilesSpawner, user_options: dict[str, Any]) -> 
     return spawner.check_user_options(user_options)
 
 
-class GpuProfilesSpawner(ProfilesSpawner):
-    """Offers the resource profiles on the spawn page; each profile names the spawner it runs."""
+class GpuProfilesSpawner(WrapSpawner, ProfileOffer):
+    """Offers the resource profiles on the spawn page (ProfileOffer) and runs the chosen one in
+    its child."""
 
-    resource_profiles = List(
-        Dict(),
-        default_value=default_profile_config(),
-        config=True,
-        help="Profiles offered, e.g. [{'slug': 'gpu-2', 'title': '2 GPUs', 'gpus': 2, "
-        "'max_runtime': '24:00:00'}]. Cores and memory follow the GPU count.",
-    )
-    cores_per_gpu = Integer(DEFAULT_CORES_PER_GPU, config=True, help="CPU cores per GPU, e.g. 8.")
-    mem_per_gpu_gb = Integer(
-        DEFAULT_MEM_PER_GPU_GB, config=True, help="Memory in GB per GPU, e.g. 48."
-    )
-    partition = Unicode("gpu", config=True, help="Default Slurm partition, e.g. gpu.")
-    max_gpus_per_node = Integer(4, config=True, help="GPUs on one node of the partition, e.g. 4.")
     named_sessions = Integer(
         2, config=True, help="Named sessions a user runs at a time besides the default one."
     )
-    profile_spawner_class = Type(
-        GpuSlurmSpawner,
-        klass="jupyterhub.spawner.Spawner",
-        config=True,
-        help="Spawner class each profile runs with, e.g. "
-        "gpuportal_spawner.slurm_spawner.GpuSlurmSpawner.",
-    )
-    portal_url = Unicode(
-        "",
-        config=True,
-        help="The portal service, where admins edit profiles live, e.g. "
-        "http://127.0.0.1:8082/services/portal. Empty: use resource_profiles only.",
-    )
-    portal_token = Unicode(
-        "", config=True, help="The API token the hub gave the portal service (reads all profiles)."
-    )
     options_form = Union([Unicode(), Callable()])
-
-    profiles_cache = Unicode(
-        "",
-        config=True,
-        help="File keeping the portal's last answer, so that spawns and resumes right after a "
-        "hub restart do not wait for the portal, e.g. /var/lib/jupyterhub/profiles-cache.json.",
-    )
 
     _request: SpawnRequest | None = None
     _limits = CullLimits()  # the request's culling limits, worked out once per spawn
@@ -134,95 +91,6 @@ class GpuProfilesSpawner(ProfilesSpawner):
         # The configured start_timeout: how long JupyterLab may take once its job runs. Each
         # spawn adds its profile's queue limit to it (check_user_options).
         self._startup_timeout = int(self.start_timeout)
-
-    async def offer(self) -> Offer:
-        """The profiles this user may see and spawn, and the environments that go with them,
-        live from the portal when there is one."""
-        if self.portal_url:
-            sources = hub_state(self.user).profile_sources
-            source = sources.get(self.portal_url)
-            if source is None:
-                source = ProfileSource(
-                    url=self.portal_url,
-                    token=self.portal_token,
-                    fallback=self.configured_profiles,
-                    cache_file=self.profiles_cache,
-                )
-                sources[self.portal_url] = source
-            offer = await source.offer()
-        else:
-            offer = Offer(self.configured_profiles(), [])
-        profiles = visible_profiles(offer.profiles, [group.name for group in self.user.groups])
-        slugs = {profile.slug for profile in profiles}
-        environments = [
-            env for env in offer.environments if not env.profiles or env.profiles & slugs
-        ]
-        return Offer(profiles, environments)
-
-    async def capacity(self, profiles: list[ResourceProfile] | None = None) -> dict[str, Any]:
-        """Free GPUs, and whether each of this user's profiles starts now
-        (gpuportal_spawner.capacity).
-
-        profiles: the offer's, when the caller already has them (the form does).
-        """
-        child = self._session_config()
-        if profiles is None:
-            profiles = (await self.offer()).profiles
-        taken = await self.cluster_snapshot()
-        assocs = await capacity.group_limits(
-            hub_state(self.user),
-            bin_dir=child.get("slurm_bin_dir", ""),
-            timeout=float(child.get("slurm_timeout", 20.0)),
-        )
-        group = group_use(assocs, self.user.name, taken.jobs) if taken is not None else None
-        return capacity_view(profiles, taken, group)
-
-    async def cluster_snapshot(self) -> Snapshot | None:
-        """The cluster's jobs, nodes and reservations as of a few seconds ago, shared by all
-        users' pages (None: Slurm did not answer within 2 s)."""
-        child = self._session_config()
-        snapshot = capacity.snapshot(
-            hub_state(self.user),
-            bin_dir=child.get("slurm_bin_dir", ""),
-            timeout=float(child.get("slurm_timeout", 20.0)),
-            ttl=float(child.get("capacity_ttl", 10.0)),
-        )
-        return await snapshot.get_within(2.0)
-
-    def _session_config(self) -> dict[str, Any]:
-        """The session spawner's config section: the Slurm settings are its own, and this
-        wrapper has no Slurm of its own."""
-        spawner_class = cast(type, self.profile_spawner_class)
-        return dict(self.config.get(spawner_class.__name__, {}))
-
-    def configured_profiles(self) -> list[ResourceProfile]:
-        try:
-            return load_profiles(
-                self.resource_profiles,
-                cores_per_gpu=self.cores_per_gpu,
-                mem_per_gpu_gb=self.mem_per_gpu_gb,
-                partition=self.partition,
-                max_gpus_per_node=self.max_gpus_per_node,
-            )
-        except ProfileError as error:
-            self.log.error("Resource profiles are misconfigured: %s", error)
-            raise spawn_error(
-                "The resource profiles are misconfigured; please tell the cluster admins.",
-                reason="profiles_config",
-                status_code=500,
-            ) from None
-
-    @default("profiles")
-    def _profiles_default(self) -> list[tuple[str, str, type, dict[str, Any]]]:
-        # wrapspawner's static list is not used: profiles are live, and select_profile below
-        # picks the one spawner class for every profile.
-        return [("GPU job", "", cast(type, self.profile_spawner_class), {})]
-
-    def select_profile(self, profile: str) -> None:
-        # Whatever the profile, the child is the Slurm spawner; the profile itself reaches it
-        # as the validated spawn_request, never as child config.
-        self.child_class = self.profile_spawner_class
-        self.child_config: dict[str, Any] = {}
 
     @default("apply_user_options")
     def _apply_user_options_default(self) -> Any:
@@ -273,16 +141,8 @@ class GpuProfilesSpawner(ProfilesSpawner):
         ones, when these fail) take their place on the spawner's record, which the hub commits
         with the spawn or its failure."""
         options = dict(user_options or {})
-        if is_board(self.name):
-            # A shared TensorBoard (gpuportal_spawner.board_spawner): a folder, no profile.
-            try:
-                folder = check_folder(str(options.get("tensorboard", "")))
-            except ValueError as error:
-                raise spawn_error(str(error), reason="invalid_options") from None
-            groups: Any = options.get("groups", [])
-            if not isinstance(groups, list) or not all(isinstance(g, str) for g in groups):
-                raise spawn_error("groups must be a list of group names", reason="invalid_options")
-            self._good_options = {"tensorboard": folder, "groups": groups}
+        if is_board(self.name):  # a shared TensorBoard: a folder, no profile
+            self._good_options = board_options(options)
             self._keep_options(self._good_options)
             return
         resume = options.pop(RESUME_KEY, "")
@@ -322,31 +182,68 @@ class GpuProfilesSpawner(ProfilesSpawner):
         if self.orm_spawner is not None:
             self.orm_spawner.user_options = dict(options)
 
-    def construct_child(self) -> Any:
-        # wrapspawner's construct_child reads user_options["profile"] into a Unicode trait,
-        # which raises for a non-string and so broke every page of that user; the profile is
-        # not needed here (see select_profile).
-        self.child_profile = ""
-        self.select_profile("")
+    # -- the child ----------------------------------------------------------------------
+
+    def _child_class(self) -> type[Spawner]:
+        """A shared TensorBoard's server runs a board; every other server a JupyterLab job."""
         if is_board(self.name):
-            self.child_class = SharedBoardSpawner
-        WrapSpawner.construct_child(self)
-        child = self.child_spawner
-        if isinstance(child, SharedBoardSpawner):
+            return SharedBoardSpawner
+        return self.profile_spawner_class
+
+    def load_child_class(self, state: dict[str, Any]) -> None:
+        # WrapSpawner's hook for the class of a child rebuilt from its stored state.
+        self.child_class = self._child_class()
+
+    def construct_child(self) -> Spawner:
+        """The child (built once, by wrapspawner), handed what this spawn's checks made of its
+        options: called before each start, as the options change from one spawn to the next."""
+        self.child_class = self._child_class()
+        child = super().construct_child()
+        if is_board(self.name):
             options = self._good_options or self.user_options or {}
-            child.logdir = str(options.get("tensorboard", ""))
-            child.groups = list(options.get("groups", []))
-            # wrapspawner builds the child without the server (its name is ""): the scopes that let
-            # someone in (JUPYTERHUB_OAUTH_ACCESS_SCOPES) must name this server, tb-NAME,
-            # which its shares grant, not the owner's default server.
-            child.board_name = self.name
-            child.oauth_access_scopes = self.oauth_access_scopes
-        if isinstance(child, GpuSlurmSpawner):
-            child.spawn_request = self._request
-            child.resume_job_id = self._resume_request
+            cast(SharedBoardSpawner, child).set_up(
+                options, board_name=self.name, oauth_access_scopes=self.oauth_access_scopes
+            )
+        else:
+            session = cast(GpuSlurmSpawner, child)
+            session.spawn_request = self._request
+            session.resume_job_id = self._resume_request
             if self._request is not None:
-                child.cull_limits = self._limits
+                session.cull_limits = self._limits
         return child
+
+    @property
+    def session(self) -> GpuSlurmSpawner | None:
+        """This server's JupyterLab session (the spawner of its Slurm job), once built; None
+        for a shared TensorBoard, which runs inside another server's job."""
+        if is_board(self.name):
+            return None
+        return cast(GpuSlurmSpawner | None, self.child_spawner)
+
+    def report_port(self, port: int) -> None:
+        """The port the server's job reported (gpuportal_spawner.port_handler), for the child
+        that waits for it (each kind of child takes it)."""
+        if self.child_spawner is not None:
+            self.child_spawner.report_port(port)
+
+    async def current_host(self) -> str:
+        """Where the session's job runs now (a requeued job may run on another node); "" for a
+        shared TensorBoard, which stays where its session is."""
+        session = self.session
+        return await session.current_host() if session is not None else ""
+
+    async def start(self) -> tuple[str, int]:
+        if plain_jupyterhub():
+            self.log.error("This hub was started as `jupyterhub`; start it as `gpuportal-hub`.")
+            raise spawn_error(
+                "The hub was started without the portal's routes; please tell the cluster "
+                "admins (start it with gpuportal-hub).",
+                reason="plain_jupyterhub",
+                status_code=500,
+            )
+        child = self.construct_child()
+        address: tuple[str, int] = await maybe_future(child.start())
+        return address
 
     # Internal TLS: JupyterHub asks the wrapper for the certificate before start(); the child
     # (built here, early, with the checked request) knows where its job may run.
@@ -357,10 +254,10 @@ class GpuProfilesSpawner(ProfilesSpawner):
         return dict(await maybe_future(self.child_spawner.move_certs(pair)))
 
     async def poll(self) -> int | None:
-        child = self.child_spawner
-        if isinstance(child, GpuSlurmSpawner):
+        session = self.session
+        if session is not None:
             # _check_pending: the hub is starting up and checking the servers it had.
-            return await child.poll_session(hub_check=self._check_pending)
+            return await session.poll_session(hub_check=self._check_pending)
         status: int | None = await maybe_future(super().poll())
         return status
 
@@ -374,20 +271,20 @@ class GpuProfilesSpawner(ProfilesSpawner):
     @property
     def session_note(self) -> str:
         """What the home page says of this server: suspended, requeued, or why it ended."""
-        child = self.child_spawner
-        if isinstance(child, GpuSlurmSpawner) and child.stage in (Stage.SUSPENDED, Stage.REQUEUED):
-            return child.note
-        if isinstance(child, GpuSlurmSpawner) and child.stage is Stage.READY and child.note:
-            return child.note  # the hub cannot reach its node (gpuportal_core.lifecycle)
+        session = self.session
+        if session is not None and session.stage in (Stage.SUSPENDED, Stage.REQUEUED):
+            return session.note
+        if session is not None and session.stage is Stage.READY and session.note:
+            return session.note  # the hub cannot reach its node (gpuportal_core.lifecycle)
         return "" if self.active else self._last_note
 
     def clear_state(self) -> None:
-        child = self.child_spawner
-        if isinstance(child, GpuSlurmSpawner):
-            handed_over = child.stage is Stage.HANDED_OVER
-            self._resume_job_id = child.job_id if handed_over else ""
-            if child.stage is Stage.ENDED and child.note:
-                self._last_note = child.note
+        session = self.session
+        if session is not None:
+            handed_over = session.stage is Stage.HANDED_OVER
+            self._resume_job_id = session.job_id if handed_over else ""
+            if session.stage is Stage.ENDED and session.note:
+                self._last_note = session.note
         super().clear_state()
 
     def get_state(self) -> dict[str, Any]:

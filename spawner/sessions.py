@@ -100,7 +100,7 @@ def session_card(
     reservations: list[Reservation] | None = None,
 ) -> dict[str, Any]:
     """What a card shows of one server; info is its job as last seen (None: no job)."""
-    child = wrapper.child_spawner if isinstance(wrapper.child_spawner, GpuSlurmSpawner) else None
+    child = wrapper.session
     options = wrapper.user_options if isinstance(wrapper.user_options, dict) else {}
     profile = find_profile(profiles, str(options.get("profile", "")))
     environment = next((e for e in environments if e.slug == options.get("environment")), None)
@@ -143,8 +143,8 @@ def session_card(
 async def _job_of(wrapper: Any, *, max_age: float, wait: float = CARD_WAIT_S) -> JobInfo | None:
     """The server's job as the shared poller last saw it (asked afresh when older than max_age,
     for `wait` s at most: a busy Slurm leaves the card as it last was, not the page waiting)."""
-    child = wrapper.child_spawner
-    if not isinstance(child, GpuSlurmSpawner) or not child.job_id or not wrapper.active:
+    child: GpuSlurmSpawner | None = wrapper.session
+    if child is None or not child.job_id or not wrapper.active:
         return None
     return await child.job_within(wait, max_age=max_age)
 
@@ -166,8 +166,8 @@ async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
     cards = []
     for name in names:
         wrapper = user.spawners[name]
-        child = wrapper.child_spawner
-        max_age = child.poll_max_age if isinstance(child, GpuSlurmSpawner) else 0.0
+        child = wrapper.session
+        max_age = child.poll_max_age if child is not None else 0.0
         wait = CARD_WAIT_S
         if fresh_job and getattr(child, "job_id", "") == fresh_job:
             max_age, wait = 0.0, CHANGED_CARD_WAIT_S
@@ -189,8 +189,8 @@ async def user_cards(user: Any, *, fresh_job: str = "") -> list[dict[str, Any]]:
 async def _reservations(user: Any, names: list[str]) -> list[Reservation]:
     """Slurm's reservations as the shared look at the cluster last saw them (none without a
     session job to warn about: then Slurm is not asked)."""
-    children = [user.spawners[name].child_spawner for name in names]
-    running = [c for c in children if isinstance(c, GpuSlurmSpawner) and c.job_id]
+    sessions = [user.spawners[name].session for name in names]
+    running = [session for session in sessions if session is not None and session.job_id]
     if not running:
         return []
     child = running[0]
@@ -235,8 +235,8 @@ class ExtendHandler(JsonHandler):
             self.send({"error": f"you have no session named {str(server)[:40]!r}"}, 404)
             return
         wrapper = user.spawners[server]
-        child = wrapper.child_spawner
-        if not wrapper.ready or not isinstance(child, GpuSlurmSpawner) or not child.job_id:
+        child = wrapper.session
+        if not wrapper.ready or child is None or not child.job_id:
             self.send({"error": "only a running session can be extended"}, 409)
             return
         try:

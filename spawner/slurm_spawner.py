@@ -27,7 +27,6 @@ from gpuportal_core.states import Phase
 from gpuportal_core.sudo_rules import split_env
 from gpuportal_spawner import (
     capacity,
-    port_handler,  # noqa: F401  (replaces the stock port callback)
     session_tls,  # internal TLS for the job
 )
 from gpuportal_spawner.audit import audit

@@ -10,8 +10,7 @@ bench/scale.py stopping 40 sessions at once while queued ones were starting.
 
 Here the cancelled spawn is awaited (up to SPAWN_END_WAIT_S) before JupyterHub's own delete
 runs, which then finds a server it can stop, or one already gone: the job ends, the answer is
-202 or 204. The handler takes the place of JupyterHub's at the same two paths, as
-gpuportal_spawner.port_handler does for batchspawner's.
+202 or 204. The hub routes the two paths of JupyterHub's handler here (gpuportal_spawner.hub_app).
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from jupyterhub.apihandlers import default_handlers
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 from jupyterhub.scopes import needs_scope
 
@@ -47,14 +45,3 @@ class StopAfterSpawnHandler(UserServerAPIHandler):
         if spawner is not None:
             await end_pending_spawn(spawner, self.log)
         await super().delete(user_name, server_name)
-
-
-def install() -> None:
-    """Put our handler in place of JupyterHub's at its paths (the hub routes these before any
-    extra handler, so one at the same path would never be reached)."""
-    for index, (path, handler, *rest) in enumerate(default_handlers):
-        if handler is UserServerAPIHandler:
-            default_handlers[index] = (path, StopAfterSpawnHandler, *rest)
-
-
-install()

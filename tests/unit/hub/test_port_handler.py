@@ -1,7 +1,6 @@
 import pytest
-from jupyterhub.apihandlers import default_handlers
 
-from gpuportal_spawner.port_handler import CALLBACK_PATH, PortCallbackHandler, install, parse_port
+from gpuportal_spawner.port_handler import parse_port
 
 
 def test_only_a_port_is_accepted():
@@ -24,9 +23,3 @@ def test_only_a_port_is_accepted():
 def test_anything_else_is_refused(body):
     with pytest.raises(ValueError):
         parse_port(body)
-
-
-def test_our_handler_replaces_batchspawners_at_the_same_url():
-    install()
-    handlers = [h for path, h, *_ in default_handlers if path == CALLBACK_PATH]
-    assert handlers == [PortCallbackHandler]

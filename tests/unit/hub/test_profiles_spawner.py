@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from jupyterhub.app import JupyterHub
 from jupyterhub.spawner import SpawnException
 from traitlets import TraitError
 from traitlets.config import Config
@@ -132,3 +133,62 @@ def test_the_check_cannot_be_configured_away() -> None:
     user = SimpleNamespace(name="alice", groups=[], spawners={}, url="/user/alice/")
     with pytest.raises(TraitError, match="pre_spawn_hook"):
         GpuProfilesSpawner(user=user, orm_spawner=None, config=config)
+
+
+def test_a_child_rebuilt_at_the_hubs_start_gets_the_next_spawns_request(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The hub rebuilds each server's child from its stored state when it starts (wrapspawner's
+    load_state); the next spawn's checked request reaches that child at start(), with internal
+    TLS off too (then nothing else builds the child before its start)."""
+    spawner, _ = make_spawner(monkeypatch)
+    spawner.load_state({})
+    child = spawner.child_spawner
+    assert child is not None and child.spawn_request is None
+    seen: list[Any] = []
+
+    async def start() -> tuple[str, int]:  # the Slurm boundary: what the job would be made of
+        seen.append(child.spawn_request)
+        return "gpu01", 8888
+
+    monkeypatch.setattr(child, "start", start)
+
+    async def spawn() -> tuple[str, int]:
+        spawner.user_options = {"profile": "gpu-1", "runtime": "02:00:00"}
+        await spawner._run_apply_user_options(spawner.user_options)
+        return await spawner.start()
+
+    assert asyncio.run(spawn()) == ("gpu01", 8888)
+    assert [request.runtime for request in seen] == [2 * 3600]
+
+
+def test_a_hub_started_as_plain_jupyterhub_starts_no_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Its port callback is batchspawner's, which sets whatever a job posts on the spawner."""
+    spawner, _ = make_spawner(monkeypatch)
+    JupyterHub.instance()
+    try:
+        with pytest.raises(SpawnException, match="gpuportal-hub"):
+            asyncio.run(spawner.start())
+    finally:
+        JupyterHub.clear_instance()
+    assert spawner.child_spawner is None  # nothing was built, nothing submitted
+
+
+def test_a_board_servers_child_is_its_board_and_no_session(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    user = SimpleNamespace(name="alice", groups=[], spawners={}, url="/user/alice/")
+    make_spawner(monkeypatch, user)  # her default server first
+    record = SimpleNamespace(name="tb-runs", user_options={}, server=None, state={})
+    board = GpuProfilesSpawner(user=user, orm_spawner=record, config=Config())
+
+    async def spawn() -> Any:
+        board.user_options = {"tensorboard": "/home/alice/./runs/", "groups": ["ds"]}
+        await board._run_apply_user_options(board.user_options)
+        return board.construct_child()
+
+    child = asyncio.run(spawn())
+    assert (child.logdir, child.groups, child.board_name) == ("/home/alice/runs", ["ds"], "tb-runs")
+    assert board.session is None

@@ -1,10 +1,7 @@
 import asyncio
 import logging
 
-from jupyterhub.apihandlers import default_handlers
-from jupyterhub.apihandlers.users import UserServerAPIHandler
-
-from gpuportal_spawner.stop_handler import StopAfterSpawnHandler, end_pending_spawn, install
+from gpuportal_spawner.stop_handler import end_pending_spawn
 
 LOG = logging.getLogger("test")
 
@@ -15,14 +12,6 @@ class FakeSpawner:
     def __init__(self, future: asyncio.Future[None] | None, pending: str | None) -> None:
         self._spawn_future = future
         self.pending = pending
-
-
-def test_our_handler_serves_both_server_paths_in_place_of_jupyterhubs():
-    install()
-    paths = {path: handler for path, handler, *_ in default_handlers}
-    assert paths[r"/api/users/([^/]+)/server"] is StopAfterSpawnHandler
-    assert paths[r"/api/users/([^/]+)/servers/([^/]*)"] is StopAfterSpawnHandler
-    assert UserServerAPIHandler not in paths.values()
 
 
 async def test_a_spawn_slow_to_cancel_has_ended_when_the_stop_goes_on():

@@ -1,0 +1,50 @@
+"""The hub application: JupyterHub, with two of its routes served by the portal's handlers.
+
+Two paths that JupyterHub (or batchspawner, when imported) already serves need the portal's
+own handler at the same path:
+
+- `/api/batchspawner`, where a starting job reports its port. batchspawner's handler sets any
+  attribute the job posts on its server's spawner; here that spawner is the wrapper, whose
+  `child_class` and `child_config` decide what the hub itself runs on the next start. The
+  portal's handler takes exactly `{"port": N}` (gpuportal_spawner.port_handler).
+- the DELETE of a server (`/api/users/NAME/server`, `.../servers/NAME`), whose handler gives a
+  pending spawn one second to end after cancelling it (gpuportal_spawner.stop_handler).
+
+JupyterHub has no setting for this: `extra_handlers` are routed after its own handlers, so one
+at a path it already serves is never reached. `init_handlers` is the method that composes the
+routes; this subclass puts the portal's two first (tornado takes the first route that matches)
+and leaves JupyterHub's and batchspawner's lists as they are.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jupyterhub.apihandlers import default_handlers
+from jupyterhub.apihandlers.users import UserServerAPIHandler
+from jupyterhub.app import JupyterHub
+
+from gpuportal_spawner.port_handler import CALLBACK_PATH, PortCallbackHandler
+from gpuportal_spawner.stop_handler import StopAfterSpawnHandler
+
+
+def own_routes() -> list[tuple[str, Any]]:
+    """The portal's handlers, at the paths of the handlers they take the place of."""
+    server_paths = [entry[0] for entry in default_handlers if entry[1] is UserServerAPIHandler]
+    return [(CALLBACK_PATH, PortCallbackHandler)] + [
+        (path, StopAfterSpawnHandler) for path in server_paths
+    ]
+
+
+class GpuPortalHub(JupyterHub):
+    """JupyterHub with the portal's port callback and server stop (see the module's text)."""
+
+    def init_handlers(self) -> None:
+        super().init_handlers()
+        self.handlers[:0] = self.add_url_prefix(self.hub_prefix, own_routes())
+
+
+def plain_jupyterhub() -> bool:
+    """Whether a JupyterHub runs in this process without the portal's routes: started as
+    `jupyterhub -f`, not `gpuportal-hub -f` (False where no hub runs, as in unit tests)."""
+    return bool(JupyterHub.initialized()) and not isinstance(JupyterHub.instance(), GpuPortalHub)
