@@ -24,19 +24,24 @@ class Snapshot:
     jobs: list[GpuJob]
     as_of: datetime  # local time, as Slurm prints its times
     reservations: list[Reservation] = field(default_factory=list)
-    _lines: dict[str, LineEstimate] = field(default_factory=dict, compare=False, repr=False)
+    _lines: dict[tuple[str, str], LineEstimate] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
-    def line(self, partition: str) -> LineEstimate:
-        """The partition's line as of this look, placed once for every page that reads it."""
-        if partition not in self._lines:
-            self._lines[partition] = LineEstimate(
+    def line(self, partition: str, gpu_type: str = "") -> LineEstimate:
+        """The line of a partition's GPUs of one kind ("": any) as of this look, placed once for
+        every page that reads it."""
+        key = (partition, gpu_type)
+        if key not in self._lines:
+            self._lines[key] = LineEstimate(
                 self.nodes,
                 self.jobs,
                 partition=partition,
                 now=self.as_of,
                 reservations=self.reservations,
+                gpu_type=gpu_type,
             )
-        return self._lines[partition]
+        return self._lines[key]
 
 
 Take = Callable[[], Awaitable[tuple[list[NodeGpus], list[GpuJob]]]]

@@ -77,6 +77,9 @@ def register(cli: click.Group) -> None:
     )
     @click.option("--nodes", type=int, default=1, show_default=True)
     @click.option("--gpus-per-node", type=int, default=1, show_default=True)
+    @click.option(
+        "--gpu-type", default="", help="The GPUs' kind, e.g. a100 or 1g.10gb. Default: any."
+    )
     @click.option("--runtime", default="01:00:00", show_default=True, help="HH:MM:SS")
     @click.option("--partition", default="", help="Default: the portal's.")
     @click.option("--command", "command", default="", help="Run as given, e.g. 'hostname'.")

@@ -19,6 +19,7 @@ from gpuportal_core.environments import (
     SoftwareEnvironment,
     check_environment_fields,
 )
+from gpuportal_core.gres import GPU_KIND_RE, gres_request
 from gpuportal_core.launchers import LAUNCHERS, Launcher, one_of
 from gpuportal_core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
 from gpuportal_core.resources import TEMPLATES_DIR
@@ -180,6 +181,7 @@ class BatchJob:
     allowed_roots: tuple[str, ...] = field(default=(), compare=False)
     command: tuple[str, ...] = ()  # a program and its arguments, run as given (no script)
     array: str = ""  # Slurm --array, e.g. 0-3: one job per index
+    gpu_type: str = ""  # the GPUs' kind (gpuportal_core.gres); "" for any
 
     def __post_init__(self) -> None:
         if not USERNAME_RE.fullmatch(self.user):
@@ -202,6 +204,10 @@ class BatchJob:
             raise BatchJobError("runtime", "must be at least 00:01:00")
         if not SLURM_NAME_RE.fullmatch(self.partition):
             raise BatchJobError("partition", "must be a Slurm name: letters, digits and _ . -")
+        if self.gpu_type and not GPU_KIND_RE.fullmatch(self.gpu_type):
+            raise BatchJobError(
+                "gpu_type", "must be a GPU kind as gres.conf names it, e.g. a100 or 1g.10gb"
+            )
         roots = self.allowed_roots
         if self.command:
             if self.script:
@@ -243,6 +249,11 @@ class BatchJob:
     @property
     def launcher_entry(self) -> Launcher:
         return LAUNCHERS[self.launcher]
+
+    @property
+    def gres(self) -> str:
+        """sbatch's --gres for one node: gpu:a100:2, or gpu:2 for any kind."""
+        return gres_request(self.gpu_type, self.gpus_per_node)
 
     @property
     def tasks_per_node(self) -> int:

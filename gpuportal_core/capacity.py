@@ -9,14 +9,13 @@ jobs that end early make it start sooner.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 import hostlist  # type: ignore[import-untyped]
 
-from gpuportal_core.partitions import gpus_in_gres
+from gpuportal_core.gres import ANY, gpu_kinds, of_kind, total_gpus
 from gpuportal_core.reservations import Reservation
 from gpuportal_core.slurm_time import limit_seconds, slurm_datetime
 from gpuportal_core.words import count
@@ -31,7 +30,6 @@ JOBS_FORMAT = "%i|%T|%P|%b|%D|%l|%e|%Q|%N|%a|%u"
 # prolog, its nodes booting): left out, a queue that had just filled looked free (issue 20).
 HOLDING = ("RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED")
 
-_GPU = re.compile(r"gpu(?::([^:,()]+))?:(\d+)")
 # Node states whose GPUs can be given out (now, or when their jobs end).
 _USABLE = ("idle", "mixed", "allocated", "completing")
 # sinfo's flag for a node slurmctld cannot reach: Slurm places nothing on it. sinfo also prints
@@ -48,12 +46,34 @@ class NodeGpus:
     partitions: tuple[str, ...]
     total: int
     used: int
-    gpu_type: str = ""
+    gpu_type: str = ""  # the node's one kind; "mixed" where it has several (see `kinds`)
     usable: bool = True
+    # Per kind (gpuportal_core.gres): its GPUs, and those in use. Empty: `total` and `used`
+    # are all of one kind, `gpu_type`.
+    kinds: tuple[tuple[str, int, int], ...] = ()
 
     @property
     def free(self) -> int:
         return max(0, self.total - self.used) if self.usable else 0
+
+    def by_kind(self) -> dict[str, tuple[int, int]]:
+        """Total and used GPUs per kind."""
+        if self.kinds:
+            return {kind: (total, used) for kind, total, used in self.kinds}
+        return {self.gpu_type: (self.total, self.used)} if self.total else {}
+
+    def total_of(self, kind: str) -> int:
+        """The GPUs a request of this kind may take here (every GPU for ANY)."""
+        return of_kind({k: total for k, (total, _) in self.by_kind().items()}, kind)
+
+    def free_of(self, kind: str) -> int:
+        if not self.usable:
+            return 0
+        counts = self.by_kind()
+        if kind == ANY:
+            return self.free
+        total, used = counts.get(kind, (0, 0))
+        return max(0, total - used)
 
 
 @dataclass(frozen=True)
@@ -71,6 +91,7 @@ class GpuJob:
     nodes: tuple[str, ...] = ()
     account: str = ""
     user: str = ""
+    gpu_type: str = ANY  # the kind it asked for
 
     @property
     def gpus(self) -> int:
@@ -129,9 +150,9 @@ def gpus_in(gres: str) -> tuple[str, int]:
 
     A node with GPUs of several types counts them all, under the type "mixed".
     """
-    types = {kind or "" for kind, _ in _GPU.findall(gres or "")}
-    kind = types.pop() if len(types) == 1 else ("mixed" if types else "")
-    return kind, gpus_in_gres(gres or "")
+    kinds = gpu_kinds(gres)
+    kind = next(iter(kinds)) if len(kinds) == 1 else ("mixed" if kinds else "")
+    return kind, total_gpus(gres)
 
 
 def parse_nodes(text: str) -> list[NodeGpus]:
@@ -148,7 +169,11 @@ def parse_nodes(text: str) -> list[NodeGpus]:
         partitions = (
             (*before.partitions, partition.rstrip("*")) if before else (partition.rstrip("*"),)
         )
-        merged[name] = NodeGpus(name, partitions, total, gpus_in(used)[1], gpu_type, usable)
+        in_use = gpu_kinds(used)
+        kinds = tuple((kind, count, in_use.get(kind, 0)) for kind, count in gpu_kinds(gres).items())
+        merged[name] = NodeGpus(
+            name, partitions, total, total_gpus(used), gpu_type, usable, kinds if kinds else ()
+        )
     return list(merged.values())
 
 
@@ -173,7 +198,7 @@ def parse_jobs(text: str) -> list[GpuJob]:
             continue
         job_id, state, partition, gres, count, limit, end, priority, nodes = parts[:9]
         account, user = (parts[9], parts[10]) if len(parts) >= 11 else ("", "")
-        gpus = gpus_in(gres)[1]
+        kind, gpus = gpus_in(gres)
         if not gpus or state not in (*HOLDING, "PENDING"):
             continue
         jobs.append(
@@ -189,19 +214,33 @@ def parse_jobs(text: str) -> list[GpuJob]:
                 nodes=expand_hostlist(nodes),
                 account=account,
                 user=user,
+                gpu_type="" if kind == "mixed" else kind,
             )
         )
     return jobs
 
 
 def free_gpus(nodes: Iterable[NodeGpus], partition: str) -> dict[str, tuple[int, int]]:
-    """Free and total GPUs of the partition's usable nodes, per GPU type ("" if untyped)."""
+    """Free and total GPUs of the partition's usable nodes, per kind ("" if untyped)."""
     counts: dict[str, tuple[int, int]] = {}
     for node in nodes:
-        if partition in node.partitions and node.total:
-            free, total = counts.get(node.gpu_type, (0, 0))
-            counts[node.gpu_type] = (free + node.free, total + (node.total if node.usable else 0))
+        if partition not in node.partitions or not node.total:
+            continue
+        for kind, (total, _) in node.by_kind().items():
+            free, seen = counts.get(kind, (0, 0))
+            counts[kind] = (free + node.free_of(kind), seen + (total if node.usable else 0))
     return counts
+
+
+def _takes(job: GpuJob, line_kind: str, node: NodeGpus | None) -> bool:
+    """Whether a job's GPUs count in the line of `line_kind`: every job's in the line of any
+    kind; a job of that kind; and a job of any kind on a node (if known) of that one kind only.
+    A job of any kind waiting in the queue may take this kind: it is counted, erring late."""
+    if line_kind == ANY or job.gpu_type == line_kind:
+        return True
+    if job.gpu_type != ANY:
+        return False
+    return node is None or set(node.by_kind()) == {line_kind}
 
 
 class LineEstimate:
@@ -222,12 +261,14 @@ class LineEstimate:
         partition: str,
         now: datetime,
         reservations: Iterable[Reservation] = (),
+        gpu_type: str = ANY,
     ) -> None:
         self.now = now
+        known = {n.name: n for n in nodes}
         self._cluster = {
-            n.name: _Node(n.total)
-            for n in nodes
-            if partition in n.partitions and n.usable and n.total
+            n.name: _Node(n.total_of(gpu_type))
+            for n in known.values()
+            if partition in n.partitions and n.usable and n.total_of(gpu_type)
         }
         # A maintenance window holds all of its nodes' GPUs: no job may run into it.
         for reservation in reservations:
@@ -241,10 +282,10 @@ class LineEstimate:
         for job in jobs:
             if job.running:
                 for name in job.nodes:
-                    if name in self._cluster:
+                    if name in self._cluster and _takes(job, gpu_type, known.get(name)):
                         hold = _Hold(now, job.end or FAR_FUTURE, job.gpus_per_node)
                         self._cluster[name].holds.append(hold)
-            elif job.partition == partition:
+            elif job.partition == partition and _takes(job, gpu_type, None):
                 waiting.append(job)
         line = sorted(
             waiting, key=lambda j: (-j.priority, int(j.job_id) if j.job_id.isdigit() else 0)
@@ -326,10 +367,11 @@ def _place_one(
     return start
 
 
-def describe_start(start: datetime | None, now: datetime, gpus: int) -> str:
+def describe_start(start: datetime | None, now: datetime, gpus: int, gpu_type: str = ANY) -> str:
     """What the spawn page says of a choice: "starts now", or when Slurm could start it."""
     if start is None:
-        return f"No node of this partition has {count(gpus, 'GPU')} that are up; ask the admins."
+        what = count(gpus, f"{gpu_type} GPU" if gpu_type else "GPU")
+        return f"No node of this partition has {what} that are up; ask the admins."
     minutes = round((start - now).total_seconds() / 60)
     if minutes <= 0:
         return "Starts now"

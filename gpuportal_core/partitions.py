@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from gpuportal_core.gres import ANY, gpu_kinds, of_kind, total_gpus
 from gpuportal_core.slurm_time import parse_slurm_time
 
 # One line per group of alike nodes of a partition: name, time limit, gres, CPUs, memory (MB),
 # and how many nodes are in the group.
 SINFO_FORMAT = "%R|%l|%G|%c|%m|%D"
-
-_GRES_GPU = re.compile(r"gpu(?::[^:,()]+)?:(\d+)")
 
 
 class SinfoFormatError(ValueError):
@@ -26,6 +24,11 @@ class NodeShape:
     cores: int
     mem_mb: int
     count: int = 1
+    kinds: tuple[tuple[str, int], ...] = ()  # GPUs per kind (gpuportal_core.gres)
+
+    def gpus_of(self, kind: str) -> int:
+        """The GPUs a request of this kind may take on such a node (all of them for ANY)."""
+        return of_kind(dict(self.kinds), kind) if self.kinds else (self.gpus if kind == ANY else 0)
 
 
 @dataclass(frozen=True)
@@ -40,31 +43,63 @@ class Partition:
     def max_gpus_per_node(self) -> int:
         return max((shape.gpus for shape in self.shapes), default=0)
 
+    def max_gpus_of(self, kind: str) -> int:
+        """The most GPUs of a kind one node of the partition has."""
+        return max((shape.gpus_of(kind) for shape in self.shapes), default=0)
+
+    @property
+    def gpu_kinds(self) -> list[str]:
+        """The kinds its nodes' GPUs are of, by name ("" for untyped GPUs)."""
+        return sorted({kind for shape in self.shapes for kind, _ in shape.kinds})
+
+    def per_gpu(self, kind: str) -> tuple[int, int] | None:
+        """Cores and GB of memory per GPU that every node carrying the kind gives, for as many
+        GPUs as it has (its cores and memory over all its GPUs); None: no node carries it."""
+        carrying = [shape for shape in self.shapes if shape.gpus_of(kind)]
+        if not carrying:
+            return None
+        cores = min(shape.cores // shape.gpus for shape in carrying)
+        mem_gb = min(shape.mem_mb // 1024 // shape.gpus for shape in carrying)
+        return cores, mem_gb
+
     @property
     def node_count(self) -> int:
         return sum(shape.count for shape in self.shapes)
 
-    def nodes_with(self, *, gpus: int, cores: int, mem_mb: int) -> int:
+    def nodes_with(self, *, gpus: int, cores: int, mem_mb: int, kind: str = ANY) -> int:
         """How many nodes of the partition each have all of this at once."""
         return sum(
             shape.count
             for shape in self.shapes
-            if shape.gpus >= gpus and shape.cores >= cores and shape.mem_mb >= mem_mb
+            if shape.gpus_of(kind) >= gpus and shape.cores >= cores and shape.mem_mb >= mem_mb
         )
 
     def fits_one_node(self, *, gpus: int, cores: int, mem_mb: int) -> bool:
         """Whether some node of the partition has all of this at once."""
         return self.nodes_with(gpus=gpus, cores=cores, mem_mb=mem_mb) > 0
 
-    def fit(self, *, gpus: int, cores_per_gpu: int, mem_per_gpu_gb: int, runtime: int) -> Fit:
-        """How a request of `gpus` per node (cores and memory following them) for `runtime`
-        seconds fits this partition: the one rule the profiles and the batch jobs both keep."""
+    def fit(
+        self,
+        *,
+        gpus: int,
+        cores_per_gpu: int,
+        mem_per_gpu_gb: int,
+        runtime: int,
+        gpu_type: str = ANY,
+    ) -> Fit:
+        """How a request of `gpus` per node of a kind (cores and memory following them) for
+        `runtime` seconds fits this partition: the one rule the profiles and the batch jobs
+        both keep."""
         return Fit(
-            too_many_gpus=gpus > self.max_gpus_per_node,
+            too_many_gpus=gpus > self.max_gpus_of(gpu_type),
             nodes_that_fit=self.nodes_with(
-                gpus=gpus, cores=gpus * cores_per_gpu, mem_mb=gpus * mem_per_gpu_gb * 1024
+                gpus=gpus,
+                cores=gpus * cores_per_gpu,
+                mem_mb=gpus * mem_per_gpu_gb * 1024,
+                kind=gpu_type,
             ),
             over_max_time=self.max_time is not None and runtime > self.max_time,
+            no_such_kind=gpu_type != ANY and gpu_type not in self.gpu_kinds,
         )
 
 
@@ -75,11 +110,12 @@ class Fit:
     too_many_gpus: bool  # more GPUs per node than any node of it has
     nodes_that_fit: int  # nodes that hold the GPUs with their cores and memory at once
     over_max_time: bool  # longer than the partition's MaxTime
+    no_such_kind: bool = False  # no node of it has GPUs of the kind asked for
 
 
 def gpus_in_gres(gres: str) -> int:
     """GPUs a node offers, from sinfo's gres column ("gpu:4", "gpu:a100:2(S:0-1),gpu:t4:1")."""
-    return sum(int(count) for count in _GRES_GPU.findall(gres))
+    return total_gpus(gres)
 
 
 def parse_sinfo(text: str) -> dict[str, Partition]:
@@ -96,6 +132,7 @@ def parse_sinfo(text: str) -> dict[str, Partition]:
             max_time = parse_slurm_time(limit)
             shape = NodeShape(
                 gpus=gpus_in_gres(gres),
+                kinds=tuple(sorted(gpu_kinds(gres).items())),
                 cores=int(cpus.rstrip("+")),
                 mem_mb=int(mem.rstrip("+")),
                 count=int(count),

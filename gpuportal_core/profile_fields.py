@@ -18,6 +18,7 @@ from pydantic import (
     WithJsonSchema,
 )
 
+from gpuportal_core.gres import GPU_KIND_RE
 from gpuportal_core.slurm_time import RuntimeFormatError, format_runtime, parse_runtime
 
 # Slugs and Slurm names end up in sbatch options: keep them to a plain, shell-inert alphabet.
@@ -98,6 +99,15 @@ def _slurm_name(text: str) -> str:
     return text
 
 
+def _gpu_kind(text: str) -> str:
+    if text and not GPU_KIND_RE.fullmatch(text):
+        raise ValueError(
+            "must be a GPU kind as gres.conf names it (letters, digits and _ . + -, up to 32, "
+            "e.g. a100 or 1g.10gb), or empty for any kind"
+        )
+    return text
+
+
 def _slug(text: str) -> str:
     if not SLUG_RE.fullmatch(text):
         raise ValueError("must be 1-40 lowercase letters, digits and inner dashes, e.g. gpu-2")
@@ -158,6 +168,7 @@ Title = Annotated[str, Field(max_length=100), AfterValidator(one_line)]
 Description = Annotated[str, Field(max_length=500)]
 Slug = Annotated[str, AfterValidator(_slug)]
 PartitionName = Annotated[str, AfterValidator(_slurm_name)]
+GpuKind = Annotated[str, AfterValidator(_gpu_kind)]
 # Sorted, each once; a tuple so that a profile stays hashable.
 Groups = Annotated[tuple[str, ...], AfterValidator(_groups)]
 SbatchOptions = Annotated[dict[str, str], AfterValidator(_sbatch_options)]

@@ -22,6 +22,7 @@ from gpuportal_core.profile_fields import (
     SLUG_RE,
     SLURM_NAME_RE,
     Description,
+    GpuKind,
     Groups,
     Limit,
     PartitionName,
@@ -58,6 +59,12 @@ class ProfileSpec(BaseModel):
     title: Title = Field(title="Title")
     description: Description = Field("", title="Description")
     gpus: int = Field(ge=1, le=64, title="GPUs", description="on one node")
+    gpu_type: GpuKind = Field(
+        "",
+        title="GPU kind",
+        description="as the nodes' gres.conf names it (a100, 1g.10gb for a MIG slice); "
+        "empty = any kind",
+    )
     cores_per_gpu: int = Field(DEFAULT_CORES_PER_GPU, ge=1, le=512, title="CPU cores per GPU")
     mem_per_gpu_gb: int = Field(DEFAULT_MEM_PER_GPU_GB, ge=1, le=4096, title="Memory per GPU (GB)")
     default_runtime: Runtime = Field(8 * 3600, title="Default time limit", description="HH:MM:SS")
@@ -122,8 +129,9 @@ class ResourceProfile(ProfileSpec):
     def summary(self) -> str:
         """The line the spawn page shows under the title."""
         gpu_word = "GPU" if self.gpus == 1 else "GPUs"
+        kind = f" ({self.gpu_type})" if self.gpu_type else ""
         return (
-            f"{self.gpus} {gpu_word} · {self.cores} CPU cores · {self.mem_gb} GB memory · "
+            f"{self.gpus} {gpu_word}{kind} · {self.cores} CPU cores · {self.mem_gb} GB memory · "
             f"default {describe_runtime(self.default_runtime)}, "
             f"up to {describe_runtime(self.max_runtime)}"
         )

@@ -17,6 +17,7 @@ from gpuportal_core.environments import (
     SoftwareEnvironment,
     check_environment_fields,
 )
+from gpuportal_core.gres import GPU_KIND_RE, gres_request
 from gpuportal_core.profiles import SLUG_RE, SLURM_NAME_RE, ProfileError, check_sbatch_option
 from gpuportal_core.request import SpawnRequest
 from gpuportal_core.resources import TEMPLATES_DIR
@@ -65,6 +66,8 @@ class SingleUserJob:
     modules_init: str = "/etc/profile.d/lmod.sh"
     # sbatch --comment: names hub, user and server, so the job is found again by its tag.
     tag: str = ""
+    # The GPUs' kind (gres.conf's Type, a MIG slice's profile); "" for any.
+    gpu_type: str = ""
 
     def __post_init__(self) -> None:
         _check(USERNAME_RE, self.user, "user name")
@@ -72,6 +75,8 @@ class SingleUserJob:
             _check(TAG_RE, self.tag, "job tag")
         _check(SLUG_RE, self.profile, "profile")
         _check(SLURM_NAME_RE, self.partition, "partition")
+        if self.gpu_type:
+            _check(GPU_KIND_RE, self.gpu_type, "GPU kind")
         _check(PATH_RE, self.output, "output path")
         _check(PATH_RE, self.workdir, "working directory")
         if self.venv:
@@ -129,6 +134,7 @@ class SingleUserJob:
             profile=profile.slug,
             partition=profile.partition,
             gpus=profile.gpus,
+            gpu_type=profile.gpu_type,
             cores=profile.cores,
             mem_gb=profile.mem_gb,
             runtime=request.runtime,
@@ -188,7 +194,7 @@ def render_singleuser_script(job: SingleUserJob, *, templates_dir: Path = TEMPLA
         profile=job.profile,
         job_name=f"jupyterhub-{job.user}",
         partition=job.partition,
-        gpus=job.gpus,
+        gres=gres_request(job.gpu_type, job.gpus),
         cores=job.cores,
         mem_gb=job.mem_gb,
         time=format_runtime(job.runtime),

@@ -47,6 +47,7 @@ class AdminForm(Generic[Stored]):
         errors: dict[str, str] | None = None,
         conflict: dict[str, Any] | None = None,
         status_code: int = status.HTTP_200_OK,
+        extra: dict[str, Any] | None = None,
     ) -> HTMLResponse:
         return pages.render(
             request,
@@ -58,6 +59,7 @@ class AdminForm(Generic[Stored]):
                 "errors": errors or {},
                 "conflict": conflict,
                 **self.context(),
+                **(extra or {}),
             },
             status_code=status_code,
         )
@@ -69,6 +71,7 @@ class AdminForm(Generic[Stored]):
         identity: HubIdentity,
         admin: Caller,
         save: Callable[[dict[str, Any]], str],
+        extra: dict[str, Any] | None = None,
     ) -> Response:
         """A new one from the form: `save` checks the values, stores them and gives the slug."""
         if not pages.csrf_ok(request, form, identity):
@@ -89,6 +92,7 @@ class AdminForm(Generic[Stored]):
             form={**self.blank(), **values},
             errors=errors,
             status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+            extra=extra,
         )
 
     def edit(
@@ -101,6 +105,7 @@ class AdminForm(Generic[Stored]):
         slug: str,
         current: Stored | None,
         save: Callable[[Stored, dict[str, Any]], object],
+        extra: dict[str, Any] | None = None,
     ) -> Response:
         """Changes to a stored one, saved against the version the form was opened with."""
         if not pages.csrf_ok(request, form, identity):
@@ -122,6 +127,7 @@ class AdminForm(Generic[Stored]):
                 form=self.stored(now),
                 conflict={"by": now.updated_by, "yours": values},
                 status_code=status.HTTP_409_CONFLICT,
+                extra=extra,
             )
         else:
             return pages.after_save(request, self.kind, slug)
@@ -132,4 +138,5 @@ class AdminForm(Generic[Stored]):
             form={**self.stored(current), **values, "slug": slug},
             errors=errors,
             status_code=status.HTTP_422_UNPROCESSABLE_CONTENT,
+            extra=extra,
         )

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from gpuportal_core.launchers import LAUNCHERS
+from gpuportal_core.profile_fields import GpuKind
 from gpuportal_core.profile_fields import RuntimeText as Runtime
 from gpuportal_portal.schemas import UtcDateTime
 
@@ -48,6 +49,12 @@ class JobCreate(BaseModel):
     launcher: LauncherName
     nodes: Annotated[int, Field(ge=1, le=1024)]
     gpus_per_node: Annotated[int, Field(ge=1, le=64)]
+    gpu_type: GpuKind = Field(
+        "",
+        examples=["a100"],
+        description="The GPUs' kind, as the nodes' gres.conf names it (a100, 1g.10gb for a MIG "
+        "slice); empty: any kind. Cores and memory follow that kind's rule.",
+    )
     runtime: Runtime = "01:00:00"
     partition: str = Field("", max_length=64, description="Empty: the portal's default.")
     script: str = Field(

@@ -38,7 +38,7 @@ from gpuportal_portal.job_output import make_output_dir
 from gpuportal_portal.job_schemas import JobCreate
 from gpuportal_portal.metrics import JOB_SUBMISSIONS
 from gpuportal_portal.models import JobRecord, aware_utc, utcnow
-from gpuportal_portal.profile_rules import Problem
+from gpuportal_portal.profile_rules import Problem, no_such_kind
 from gpuportal_portal.profile_service import RuleViolation
 from gpuportal_portal.settings import PortalSettings
 
@@ -98,8 +98,9 @@ def build_job(data: JobCreate, *, user: str, home: str, settings: PortalSettings
         launcher=data.launcher,
         nodes=data.nodes,
         gpus_per_node=data.gpus_per_node,
-        cores_per_gpu=settings.cores_per_gpu,
-        mem_per_gpu_gb=settings.mem_per_gpu_gb,
+        gpu_type=data.gpu_type,
+        cores_per_gpu=settings.per_gpu(data.gpu_type)[0],
+        mem_per_gpu_gb=settings.per_gpu(data.gpu_type)[1],
         runtime=parse_runtime(data.runtime),
         partition=data.partition or settings.default_partition,
         script=script,
@@ -125,18 +126,22 @@ async def check_against_cluster(job: BatchJob, catalog: PartitionCatalog) -> lis
             Problem("partition", f"no partition {job.partition!r} on the cluster; known: {known}")
         ]
     problems = []
+    kind = job.gpu_type
     fit = partition.fit(
         gpus=job.gpus_per_node,
         cores_per_gpu=job.cores_per_gpu,
         mem_per_gpu_gb=job.mem_per_gpu_gb,
         runtime=job.runtime,
+        gpu_type=kind,
     )
-    if fit.too_many_gpus:
+    if fit.no_such_kind:
+        problems.append(Problem("gpu_type", no_such_kind(partition, kind)))
+    elif fit.too_many_gpus:
         problems.append(
             Problem(
                 "gpus_per_node",
                 f"the nodes of partition {job.partition} have at most "
-                f"{count(partition.max_gpus_per_node, 'GPU')}",
+                f"{count(partition.max_gpus_of(kind), f'{kind} GPU' if kind else 'GPU')}",
             )
         )
     elif job.nodes > fit.nodes_that_fit:
@@ -316,6 +321,7 @@ def submit(
         launcher=job.launcher,
         nodes=job.nodes,
         gpus_per_node=job.gpus_per_node,
+        gpu_type=job.gpu_type,
         partition=job.partition,
         array=job.array,
     )

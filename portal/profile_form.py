@@ -11,6 +11,7 @@ from annotated_types import MaxLen
 from pydantic.fields import FieldInfo
 from starlette.datastructures import FormData
 
+from gpuportal_core.partitions import Partition
 from gpuportal_core.profile_fields import EXTRA_SBATCH_OPTIONS, is_seconds
 from gpuportal_core.profiles import ProfileSpec, spec_values
 
@@ -91,3 +92,50 @@ def read_form(form: FormData, *, creating: bool) -> dict[str, Any]:
         elif name in text and (text[name] or field.widget in ("text", "textarea")):
             values[name] = text[name]
     return values
+
+
+@dataclass(frozen=True)
+class KindOffer:
+    """A GPU kind the cluster carries, with what a profile of it gets per GPU."""
+
+    kind: str
+    partitions: tuple[str, ...]
+    cores_per_gpu: int
+    mem_per_gpu_gb: int
+    site: bool  # the site's figures (PORTAL_GPU_KINDS); else what its nodes give
+
+    @property
+    def said(self) -> str:
+        where = ", ".join(self.partitions)
+        source = "the site's rule" if self.site else "what its nodes give"
+        return (
+            f"{self.kind} ({where}): {self.cores_per_gpu} cores and {self.mem_per_gpu_gb} GB "
+            f"per GPU, {source}"
+        )
+
+
+def kind_offers(
+    partitions: dict[str, Partition], site: dict[str, tuple[int, int]]
+) -> list[KindOffer]:
+    """Each GPU kind of the cluster's partitions, with the cores and memory per GPU the admin
+    form offers for it: the site's figures where it set them, else the nodes' (their cores and
+    memory over their GPUs, the smallest share of the nodes that carry it)."""
+    found: dict[str, list[str]] = {}
+    shares: dict[str, tuple[int, int]] = {}
+    for name, partition in sorted(partitions.items()):
+        for kind in partition.gpu_kinds:
+            share = partition.per_gpu(kind)
+            if not kind or share is None:
+                continue
+            found.setdefault(kind, []).append(name)
+            known = shares.get(kind, share)
+            shares[kind] = (min(known[0], share[0]), min(known[1], share[1]))
+    return [
+        KindOffer(
+            kind,
+            tuple(names),
+            *site.get(kind, shares[kind]),
+            site=kind in site,
+        )
+        for kind, names in sorted(found.items())
+    ]

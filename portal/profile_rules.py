@@ -40,13 +40,26 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
         )
         return problems
     gpus = values["gpus"]
+    kind = values.get("gpu_type", "")
     fit = partition.fit(
         gpus=gpus,
         cores_per_gpu=values["cores_per_gpu"],
         mem_per_gpu_gb=values["mem_per_gpu_gb"],
         runtime=max_runtime,
+        gpu_type=kind,
     )
-    if fit.too_many_gpus:
+    if fit.no_such_kind:
+        problems.append(Problem("gpu_type", no_such_kind(partition, kind)))
+    elif fit.too_many_gpus and kind:
+        most = partition.max_gpus_of(kind)
+        problems.append(
+            Problem(
+                "gpus",
+                f"must be at most {most}: the nodes of partition {name} have at most "
+                f"{count(most, kind + ' GPU')} each",
+            )
+        )
+    elif fit.too_many_gpus:
         problems.append(
             Problem(
                 "gpus",
@@ -71,6 +84,15 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
             )
         )
     return problems
+
+
+def no_such_kind(partition: Partition, kind: str) -> str:
+    """Why a kind is refused on a partition (profiles and jobs): the kinds it has instead."""
+    kinds = ", ".join(k for k in partition.gpu_kinds if k) or "untyped GPUs only"
+    return (
+        f"no node of partition {partition.name} has GPUs of kind {kind!r}; its kinds: {kinds} "
+        "(empty = any kind)"
+    )
 
 
 def _largest_nodes(partition: Partition) -> str:

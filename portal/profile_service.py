@@ -7,6 +7,8 @@ holds up the event loop; the partitions come from an async dependency.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from sqlalchemy.orm import Session
 
 from gpuportal_core.partitions import Partition
@@ -44,10 +46,19 @@ def create(
     data: ProfileCreate,
     actor: str,
     default_partition: str,
+    kind_rules: Mapping[str, tuple[int, int]] | None = None,
 ) -> Profile:
+    """A new profile, checked against the cluster. Without cores and memory per GPU, a profile
+    of a kind the site has figures for (PORTAL_GPU_KINDS) gets those, else the product's rule."""
     values = data.model_dump(mode="json")
     if "partition" not in data.model_fields_set:
         values["partition"] = default_partition
+    site = (kind_rules or {}).get(data.gpu_type)
+    if site is not None:
+        given = data.model_fields_set
+        for name, figure in zip(("cores_per_gpu", "mem_per_gpu_gb"), site, strict=True):
+            if name not in given:
+                values[name] = figure
     problems = check_profile(values, _known(partitions))
     if problems:
         raise RuleViolation(problems)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from gpuportal_adapters.settings import ClusterSettings
+from gpuportal_core.gres import GPU_KIND_RE
 from gpuportal_core.profiles import DEFAULT_CORES_PER_GPU, DEFAULT_MEM_PER_GPU_GB
 
 
@@ -41,6 +42,12 @@ class PortalSettings(ClusterSettings):
     )
     mem_per_gpu_gb: int = Field(
         DEFAULT_MEM_PER_GPU_GB, description="The per-GPU rule for multi-node jobs: GB."
+    )
+    gpu_kinds: dict[str, tuple[int, int]] = Field(
+        default={},
+        description="Cores and GB of memory per GPU of a kind, where they are not "
+        'cores_per_gpu and mem_per_gpu_gb, as JSON, e.g. {"h100": [28, 240], "1g.10gb": [2, 12]} '
+        "(a kind as the nodes' gres.conf names it; a MIG slice's profile is one).",
     )
     default_partition: str = Field("gpu", description="Partition of the seeded profiles.")
     audit_dir: str = Field(
@@ -78,6 +85,23 @@ class PortalSettings(ClusterSettings):
     hub_ssl_keyfile: str = Field("", validation_alias="JUPYTERHUB_SSL_KEYFILE")
     hub_ssl_certfile: str = Field("", validation_alias="JUPYTERHUB_SSL_CERTFILE")
     hub_ssl_client_ca: str = Field("", validation_alias="JUPYTERHUB_SSL_CLIENT_CA")
+
+    @field_validator("gpu_kinds")
+    @classmethod
+    def _kinds_and_figures(cls, kinds: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+        for kind, (cores, mem_gb) in kinds.items():
+            if not GPU_KIND_RE.fullmatch(kind):
+                raise ValueError(
+                    f"{kind!r} is not a GPU kind as gres.conf names it (a100, 1g.10gb)"
+                )
+            if cores < 1 or mem_gb < 1:
+                raise ValueError(f"{kind}: give at least 1 core and 1 GB per GPU, as [cores, GB]")
+        return kinds
+
+    def per_gpu(self, kind: str) -> tuple[int, int]:
+        """Cores and GB of memory per GPU of a kind: the site's figures for it, else the rule."""
+        return self.gpu_kinds.get(kind, (self.cores_per_gpu, self.mem_per_gpu_gb))
+
     # For the browser's OAuth round trip through the hub.
     oauth_client_id: str = Field("service-portal", validation_alias="JUPYTERHUB_CLIENT_ID")
     oauth_callback_url: str = Field(

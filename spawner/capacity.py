@@ -81,19 +81,21 @@ def capacity_view(
     shown: dict[str, Any] = {}
     partitions: dict[str, list[dict[str, Any]]] = {}
     for profile in profiles:
-        start = snapshot.line(profile.partition).new_job_start(
+        start = snapshot.line(profile.partition, profile.gpu_type).new_job_start(
             profile.gpus, profile.default_runtime
         )
         shown[profile.slug] = {
             "now": start is not None and start <= now,
             "start": start.isoformat() if start else None,
-            "text": describe_start(start, now, profile.gpus),
+            "text": describe_start(start, now, profile.gpus, profile.gpu_type),
             "fits_now": None,
         }
         maintenance = next_maintenance(snapshot.reservations, now)
         if start is not None and start > now and maintenance is not None:
             shown[profile.slug].update(
-                before_maintenance(snapshot.line(profile.partition), profile, maintenance, now)
+                before_maintenance(
+                    snapshot.line(profile.partition, profile.gpu_type), profile, maintenance, now
+                )
             )
         if group is not None and not group.fits(profile.gpus):
             # Free GPUs or not, Slurm holds it until the group is under its limit: a shorter

@@ -79,7 +79,11 @@ class LastSessionHandler(JsonHandler):
         hint = ""
         if suggestion is not None:
             snapshot = await spawner.cluster_snapshot()
-            line = snapshot.line(suggestion.profile.partition) if snapshot else None
+            line = (
+                snapshot.line(suggestion.profile.partition, suggestion.profile.gpu_type)
+                if snapshot
+                else None
+            )
             start = (
                 line.new_job_start(suggestion.profile.gpus, suggestion.runtime_s) if line else None
             )

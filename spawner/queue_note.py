@@ -36,7 +36,7 @@ async def queued_note(
         )
     profile = request.profile
     place = queue_place(
-        taken.line(profile.partition),
+        taken.line(profile.partition, profile.gpu_type),
         job_id=info.job_id,
         gpus=profile.gpus,
         runtime=request.runtime,

@@ -120,6 +120,7 @@ def session_card(
         "words": words,
         "profile": profile.title if profile else str(options.get("profile", "")),
         "gpus": profile.gpus if profile else None,
+        "gpu_type": profile.gpu_type if profile else "",
         "environment": environment.title if environment else str(options.get("environment", "")),
         "job_id": child.job_id if child is not None and wrapper.active else "",
         "node": info.host if info is not None and wrapper.active else "",

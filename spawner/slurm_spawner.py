@@ -125,7 +125,8 @@ class GpuSlurmSpawner(SessionJob):
         return [
             node.name
             for node in snapshot.nodes
-            if profile.partition in node.partitions and node.total >= profile.gpus
+            if profile.partition in node.partitions
+            and node.total_of(profile.gpu_type) >= profile.gpus
         ]
 
     # -- start ----------------------------------------------------------------------------

@@ -9,8 +9,10 @@ from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
+from gpuportal_core.partitions import Partition
 from gpuportal_portal import crud, notice_service, pages, profile_form, profile_service
 from gpuportal_portal.admin_forms import AdminForm
+from gpuportal_portal.cluster import ClusterUnavailable
 from gpuportal_portal.deps import (
     FormDep,
     IdentityDep,
@@ -24,6 +26,7 @@ from gpuportal_portal.identity import Caller
 from gpuportal_portal.models import Notice, Profile, utcnow
 from gpuportal_portal.profile_service import RuleViolation
 from gpuportal_portal.schemas import NoticeCreate, ProfileCreate, ProfileUpdate
+from gpuportal_portal.settings import PortalSettings
 from gpuportal_portal.waste import week_waste
 
 router = APIRouter(include_in_schema=False)
@@ -128,14 +131,43 @@ PROFILE_FORM: AdminForm[Profile] = AdminForm(
     blank=lambda: profile_form.blank_form("gpu"),
     stored=_profile_form,
     read=lambda form, creating: profile_form.read_form(form, creating=creating),
-    context=lambda: {"fields": profile_form.form_fields()},
+    context=lambda: {"fields": profile_form.form_fields(), "suggestions": {}},
 )
 
 
+def _kinds(
+    partitions: dict[str, Partition] | ClusterUnavailable, settings: PortalSettings
+) -> dict[str, Any]:
+    """The GPU kinds the form offers, each filling in its figures per GPU (none while Slurm is
+    silent: the field then takes a kind as typed, checked when saved)."""
+    if isinstance(partitions, ClusterUnavailable):
+        return {}
+    offers = profile_form.kind_offers(partitions, settings.gpu_kinds)
+    return {
+        "suggestions": {
+            "gpu_type": [
+                {
+                    "value": offer.kind,
+                    "said": offer.said,
+                    "fill": {
+                        "cores_per_gpu": offer.cores_per_gpu,
+                        "mem_per_gpu_gb": offer.mem_per_gpu_gb,
+                    },
+                }
+                for offer in offers
+            ]
+        }
+    }
+
+
 @router.get("/admin/profiles/new", response_class=HTMLResponse)
-def new_profile_page(request: Request, admin: PageAdmin, settings: SettingsDep) -> HTMLResponse:
+def new_profile_page(
+    request: Request, admin: PageAdmin, settings: SettingsDep, partitions: PartitionsDep
+) -> HTMLResponse:
     blank = profile_form.blank_form(settings.default_partition)
-    return PROFILE_FORM.page(request, admin, creating=True, form=blank)
+    return PROFILE_FORM.page(
+        request, admin, creating=True, form=blank, extra=_kinds(partitions, settings)
+    )
 
 
 @router.post("/admin/profiles/new", response_class=HTMLResponse)
@@ -156,20 +188,34 @@ def new_profile(
             data=data,
             actor=admin.name,
             default_partition=settings.default_partition,
+            kind_rules=settings.gpu_kinds,
         )
         return made.slug
 
-    return PROFILE_FORM.create(request, form, identity, admin, save)
+    return PROFILE_FORM.create(
+        request, form, identity, admin, save, extra=_kinds(partitions, settings)
+    )
 
 
 @router.get("/admin/profiles/{slug}", response_class=HTMLResponse)
 def edit_profile_page(
-    slug: str, request: Request, session: SessionDep, admin: PageAdmin
+    slug: str,
+    request: Request,
+    session: SessionDep,
+    admin: PageAdmin,
+    settings: SettingsDep,
+    partitions: PartitionsDep,
 ) -> HTMLResponse:
     profile = crud.get_profile(session, slug=slug)
     if profile is None:
         return pages.not_found(request, "profile", slug)
-    return PROFILE_FORM.page(request, admin, creating=False, form=_profile_form(profile))
+    return PROFILE_FORM.page(
+        request,
+        admin,
+        creating=False,
+        form=_profile_form(profile),
+        extra=_kinds(partitions, settings),
+    )
 
 
 @router.post("/admin/profiles/{slug}", response_class=HTMLResponse)
@@ -181,6 +227,7 @@ def edit_profile(
     partitions: PartitionsDep,
     identity: IdentityDep,
     admin: PageAdmin,
+    settings: SettingsDep,
 ) -> Response:
     def save(profile: Profile, values: dict[str, Any]) -> Profile:
         data = ProfileUpdate.model_validate(values)
@@ -189,7 +236,16 @@ def edit_profile(
         )
 
     current = crud.get_profile(session, slug=slug)
-    return PROFILE_FORM.edit(request, form, identity, admin, slug=slug, current=current, save=save)
+    return PROFILE_FORM.edit(
+        request,
+        form,
+        identity,
+        admin,
+        slug=slug,
+        current=current,
+        save=save,
+        extra=_kinds(partitions, settings),
+    )
 
 
 @router.post("/admin/profiles/{slug}/move", response_class=HTMLResponse)

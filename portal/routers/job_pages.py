@@ -62,6 +62,7 @@ def jobs_page(
             "reasons": PENDING_REASONS,
             "cores_per_gpu": settings.cores_per_gpu,
             "mem_per_gpu_gb": settings.mem_per_gpu_gb,
+            "gpu_kinds": sorted(settings.gpu_kinds.items()),
             "states": states_for_pages(),
             "partition": settings.default_partition,
             "home": home,

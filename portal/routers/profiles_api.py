@@ -55,6 +55,7 @@ def create_profile(
         data=data,
         actor=admin.name,
         default_partition=settings.default_partition,
+        kind_rules=settings.gpu_kinds,
     )
     return crud.to_public(profile)
 

@@ -57,6 +57,7 @@ def test_arguments_are_quoted_for_the_shell() -> None:
         ({"workdir": "/etc"}, "workdir", "inside your own areas"),
         ({"args": ("ok", "two\nlines")}, "args", "one line"),
         ({"runtime": 10}, "runtime", "at least 00:01:00"),
+        ({"gpu_type": "a100:2,gpu:h100"}, "gpu_type", "GPU kind"),
     ],
 )
 def test_bad_values_name_their_field(change: dict[str, object], field: str, rule: str) -> None:
@@ -79,3 +80,8 @@ def test_project_areas_count_as_the_users_own() -> None:
     )
     with pytest.raises(BatchJobError):
         check_user_path("/projectsX/train.py", roots=roots, what="script")
+
+
+def test_a_job_of_one_kind_asks_slurm_for_that_kind() -> None:
+    job = dataclasses.replace(golden_batch_job("torchrun"), gpu_type="h100")
+    assert "#SBATCH --gres=gpu:h100:2\n" in render_batch_script(job)

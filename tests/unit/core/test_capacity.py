@@ -157,3 +157,47 @@ def test_one_node_placement_node_by_node_finds_what_the_full_search_finds() -> N
         start = _place(cluster, gpus, 1, limit, NOW)
         grown = [name for name, node in cluster.items() if len(node.holds) > held[name]]
         assert (start, grown) == (begin, [node_name] if node_name else [])
+
+
+# A cluster of several kinds, as sinfo -N prints it: an A100 node, an H100 node, and a node of
+# A100s cut into MIG slices (two kinds on one node).
+KINDS_NODES = (
+    "gpu01|gpu*|gpu:a100:4(S:0-1)|gpu:a100:4(IDX:0-3)|allocated\n"
+    "gpu02|gpu*|gpu:h100:4(S:0-1)|gpu:h100:1(IDX:0)|mixed\n"
+    "mig01|gpu*|gpu:1g.10gb:4(S:0),gpu:3g.40gb:2(S:1)|gpu:1g.10gb:3(IDX:0-2),gpu:3g.40gb:0(IDX:N/A)|mixed\n"
+)
+
+
+def test_free_gpus_are_counted_per_kind_a_mig_node_too() -> None:
+    nodes = parse_nodes(KINDS_NODES)
+    assert free_gpus(nodes, "gpu") == {
+        "a100": (0, 4), "h100": (3, 4), "1g.10gb": (1, 4), "3g.40gb": (2, 2),
+    }  # fmt: skip
+    mig = nodes[2]
+    assert (mig.gpu_type, mig.total, mig.free) == ("mixed", 6, 3)
+    assert (mig.total_of("3g.40gb"), mig.free_of("3g.40gb"), mig.free_of("")) == (2, 2, 3)
+
+
+def test_each_kind_has_its_own_line() -> None:
+    """The A100s are taken until 16:00 and an A100 job waits: an H100 starts now, an A100 after
+    the waiting one, and a job of any kind now (on the H100s or the slices)."""
+    nodes = parse_nodes(KINDS_NODES)
+    jobs = parse_jobs(
+        "91|RUNNING|gpu|gres:gpu:a100:4|1|8:00:00|2026-11-22T16:00:00|100|gpu01\n"
+        "92|RUNNING|gpu|gres:gpu:h100:1|1|8:00:00|2026-11-22T18:00:00|100|gpu02\n"
+        "93|RUNNING|gpu|gres:gpu:1g.10gb:3|1|8:00:00|2026-11-22T18:00:00|100|mig01\n"
+        "94|PENDING|gpu|gres:gpu:a100:4|1|2:00:00|N/A|200|\n"
+    )
+    assert jobs[3].gpu_type == "a100"
+
+    def starts(kind: str, gpus: int) -> datetime | None:
+        line = LineEstimate(nodes, jobs, partition="gpu", now=NOW, gpu_type=kind)
+        return line.new_job_start(gpus, 8 * HOUR)
+
+    assert starts("h100", 3) == NOW
+    assert starts("h100", 4) == datetime(2026, 11, 22, 18, 0)
+    assert starts("a100", 1) == datetime(2026, 11, 22, 18, 0)  # behind job 94 (16:00 to 18:00)
+    assert starts("3g.40gb", 2) == NOW
+    assert starts("1g.10gb", 2) == datetime(2026, 11, 22, 18, 0)
+    assert starts("l40s", 1) is None  # no node carries it
+    assert starts("", 3) == NOW

@@ -55,6 +55,7 @@ def test_per_gpu_figures_are_configurable():
         ({"slug": "p", "gpus": 1, "max_runtime": "eight hours"}, "HH:MM:SS"),
         ({"slug": "p", "gpus": 1, "colour": "red"}, "unknown key 'colour'; allowed: title, "),
         ({"gpus": 1}, "lacks"),
+        ({"slug": "p", "gpus": 1, "gpu_type": "a100:1"}, "gpu_type: must be a GPU kind"),
     ],
 )
 def test_bad_profile_config_names_the_rule(entry, message):
@@ -103,3 +104,17 @@ def test_extra_sbatch_options_are_allow_listed(options: dict[str, str], message:
 def test_a_group_name_with_a_newline_is_refused() -> None:
     with pytest.raises(ProfileError, match="is not a group name"):
         profile_from_config({"slug": "gpu-1", "gpus": 1, "groups": ["ds\nx"]})
+
+
+def test_a_profile_of_one_kind_says_so() -> None:
+    slice_ = profile_from_config(
+        {
+            "slug": "slice",
+            "gpus": 1,
+            "gpu_type": "1g.10gb",
+            "cores_per_gpu": 2,
+            "mem_per_gpu_gb": 12,
+        }
+    )
+    assert slice_.summary().startswith("1 GPU (1g.10gb) · 2 CPU cores · 12 GB memory")
+    assert profile_from_config({"slug": "any", "gpus": 2}).gpu_type == ""

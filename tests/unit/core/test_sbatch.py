@@ -116,3 +116,13 @@ def test_the_template_is_compiled_once_and_an_edit_on_disk_still_shows(tmp_path)
     script.write_text("#!/bin/bash\necho {{ user }} two\n")
     os.utime(script, (script.stat().st_mtime + 10, script.stat().st_mtime + 10))
     assert render_singleuser_script(job, templates_dir=tmp_path).endswith(" two\n")
+
+
+@pytest.mark.parametrize(("kind", "gres"), [("a100", "gpu:a100:1"), ("1g.10gb", "gpu:1g.10gb:1")])
+def test_a_profile_of_one_kind_asks_slurm_for_that_kind(kind, gres):
+    assert f"#SBATCH --gres={gres}" in render_singleuser_script(_with(gpu_type=kind)).splitlines()
+
+
+def test_a_kind_that_is_no_gres_name_never_renders():
+    with pytest.raises(ScriptError, match="GPU kind"):
+        _with(gpu_type="a100:2 --uid=0")

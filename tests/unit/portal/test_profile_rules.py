@@ -50,3 +50,37 @@ def test_an_unknown_partition_lists_the_known_ones() -> None:
     assert check_profile(values(partition="a100"), PARTITIONS) == [
         Problem("partition", "no partition 'a100' on the cluster; known: big, gpu")
     ]
+
+
+KINDS = {
+    "gpu": Partition(
+        "gpu",
+        24 * 3600,
+        (
+            NodeShape(4, 32, 200000, 2, (("a100", 4),)),
+            NodeShape(2, 16, 120000, 1, (("1g.10gb", 2),)),
+        ),
+    )
+}
+
+
+def test_a_kind_no_node_carries_names_the_kinds_there_are() -> None:
+    assert check_profile(values(gpu_type="h100"), KINDS) == [
+        Problem(
+            "gpu_type",
+            "no node of partition gpu has GPUs of kind 'h100'; its kinds: 1g.10gb, a100 "
+            "(empty = any kind)",
+        )
+    ]
+
+
+def test_more_gpus_of_a_kind_than_a_node_carries_are_refused() -> None:
+    assert check_profile(values(gpus=3, cores_per_gpu=2, gpu_type="1g.10gb"), KINDS) == [
+        Problem(
+            "gpus", "must be at most 2: the nodes of partition gpu have at most 2 1g.10gb GPUs each"
+        )
+    ]
+    assert (
+        check_profile(values(gpus=2, cores_per_gpu=2, mem_per_gpu_gb=12, gpu_type="1g.10gb"), KINDS)
+        == []
+    )
