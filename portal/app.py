@@ -41,7 +41,7 @@ from gpuportal_portal.routers import (
     profiles_api,
     usage_api,
 )
-from gpuportal_portal.schemas import EnvironmentCreate
+from gpuportal_portal.schemas import EnvironmentCreate, ProfileCreate
 from gpuportal_portal.settings import PortalSettings
 from gpuportal_portal.use_collector import collect_forever
 
@@ -62,7 +62,12 @@ def create_app(
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         db.upgrade(settings.database_url)
         with app.state.database.sessions() as session:
-            crud.seed_defaults(session, partition=settings.default_partition)
+            extra = [ProfileCreate.model_validate(p) for p in settings.seed_profiles]
+            crud.seed_defaults(
+                session,
+                partition=settings.default_partition,
+                extra=[p.model_dump(mode="json", exclude_unset=True) for p in extra],
+            )
             seeds = [EnvironmentCreate.model_validate(e) for e in settings.seed_environments]
             crud.seed_environments(session, entries=[e.model_dump() for e in seeds])
         background = []

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from sqlalchemy import func, select
@@ -218,15 +218,20 @@ def list_audit(session: Session, *, limit: int = 200) -> list[AuditRecord]:
     return list(session.scalars(query.limit(limit)))
 
 
-def seed_defaults(session: Session, *, partition: str) -> None:
-    """The shipped gpu-1, gpu-2, gpu-4 on a database that has no profiles yet."""
+def seed_defaults(
+    session: Session, *, partition: str, extra: Sequence[Mapping[str, Any]] = ()
+) -> None:
+    """The shipped gpu-1, gpu-2, gpu-4 (on `partition`), then the site's `extra` ones
+    (PORTAL_SEED_PROFILES), on a database that has no profiles yet."""
     if session.scalar(select(func.count()).select_from(Profile)):
         return
-    for position, entry in enumerate(default_profile_config()):
+    entries = [{**entry, "partition": partition} for entry in default_profile_config()]
+    entries += [{"partition": partition, **entry} for entry in extra]
+    for position, entry in enumerate(entries):
         session.add(
             Profile(
-                slug=entry["slug"],
-                spec=_checked_spec({**entry, "partition": partition}),
+                slug=str(entry["slug"]),
+                spec=_checked_spec(entry),
                 position=position,
                 updated_by="(seeded)",
             )
@@ -236,7 +241,7 @@ def seed_defaults(session: Session, *, partition: str) -> None:
         actor="(seeded)",
         action="create",
         subject="*",
-        changes={"profiles": [None, [entry["slug"] for entry in default_profile_config()]]},
+        changes={"profiles": [None, [entry["slug"] for entry in entries]]},
     )
     session.commit()
 

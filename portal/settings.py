@@ -25,6 +25,12 @@ class PortalSettings(ClusterSettings):
     admin_groups: list[str] = Field(
         default=["hpc-admins"], description="LDAP groups whose members may edit profiles."
     )
+    seed_profiles: list[dict[str, Any]] = Field(
+        default=[],
+        description="Profiles stored on first start after the shipped gpu-1, gpu-2 and gpu-4, as "
+        'JSON, e.g. [{"slug": "slice", "title": "1 MIG slice", "gpus": 1, "gpu_type": '
+        '"1g.10gb", "cores_per_gpu": 2, "mem_per_gpu_gb": 12, "partition": "mig"}]',
+    )
     seed_environments: list[dict[str, Any]] = Field(
         default=[],
         description="Software environments stored on first start, as JSON, e.g. "

@@ -105,11 +105,7 @@ def capacity_view(
             )
         if profile.partition not in partitions:
             counts = free_gpus(snapshot.nodes, profile.partition)
-            record_capacity(
-                profile.partition,
-                sum(free for free, _ in counts.values()),
-                sum(total for _, total in counts.values()),
-            )
+            record_capacity(profile.partition, counts)
             partitions[profile.partition] = [
                 {"type": kind, "free": free, "total": total}
                 for kind, (free, total) in sorted(counts.items())

@@ -3,7 +3,7 @@
 gpuportal_slurm_calls_total{command, outcome}   Slurm commands the hub ran
 gpuportal_slurm_call_seconds{command}           how long they took
 gpuportal_queue_wait_seconds{profile}           submit to running, per profile
-gpuportal_gpus{partition, state}                free and total GPUs (at the last look)
+gpuportal_gpus{partition, kind, state}          free and total GPUs per kind (at the last look)
 gpuportal_sessions{state, profile}              sessions now, by state and profile
 gpuportal_login_failures_total{why}             refused logins
 gpuportal_culls_total{reason}                   sessions stopped by the culler
@@ -30,13 +30,15 @@ QUEUE_WAIT = Histogram(
 )
 LOGIN_FAILURES = Counter("gpuportal_login_failures", "Refused logins", ["why"])
 CULLS = Counter("gpuportal_culls", "Sessions stopped by a culling limit", ["reason"])
-_gpus: dict[tuple[str, str], int] = {}
+_gpus: dict[tuple[str, str, str], int] = {}
 _seen: set[tuple[str, str]] = set()
 
 
-def record_capacity(partition: str, free: int, total: int) -> None:
-    _gpus[(partition, "free")] = free
-    _gpus[(partition, "total")] = total
+def record_capacity(partition: str, counts: dict[str, tuple[int, int]]) -> None:
+    """A partition's free and total GPUs per kind ("" for untyped GPUs), as last looked at."""
+    for kind, (free, total) in counts.items():
+        _gpus[(partition, kind, "free")] = free
+        _gpus[(partition, kind, "total")] = total
 
 
 class HubCollector(Collector):
@@ -44,15 +46,15 @@ class HubCollector(Collector):
 
     def describe(self) -> Iterator[Any]:
         # Names only, so that registering never reads the hub (it may not be up yet).
-        yield GaugeMetricFamily("gpuportal_gpus", "GPUs per partition")
+        yield GaugeMetricFamily("gpuportal_gpus", "GPUs per partition and kind")
         yield GaugeMetricFamily("gpuportal_sessions", "Sessions by state and profile")
 
     def collect(self) -> Iterator[Any]:
         gpus = GaugeMetricFamily(
-            "gpuportal_gpus", "GPUs per partition", labels=["partition", "state"]
+            "gpuportal_gpus", "GPUs per partition and kind", labels=["partition", "kind", "state"]
         )
-        for (partition, state), value in sorted(_gpus.items()):
-            gpus.add_metric([partition, state], value)
+        for (partition, kind, state), value in sorted(_gpus.items()):
+            gpus.add_metric([partition, kind, state], value)
         yield gpus
         sessions = GaugeMetricFamily(
             "gpuportal_sessions", "Sessions by state and profile", labels=["state", "profile"]

@@ -17,7 +17,8 @@ STATE = Path(os.environ.get("PORTAL_STATE", "/var/lib/portal-local"))
 LDAP_URI = "ldap://ldap:3890/"
 LDAPS_URI = "ldaps://ldap:6360/"
 LDAP_CA = STATE / "ldap-ca.pem"
-NODES = ("gpu01", "gpu02")
+NODES = ("gpu01", "gpu02")  # partition gpu: an A100 node and an H100 node
+MIG_NODES = ("mig01",)  # partition mig: an A100 cut into MIG slices
 
 
 def host_of_process(pid: int | str) -> str:

@@ -18,6 +18,10 @@ CA=${PORTAL_PUBLIC_CA:-$STATE/demo-ca/ca.pem}
 URL="https://127.0.0.1:$PORTAL_HUB_PORT"
 [ -n "$PORTAL_PUBLIC_TLS_CERT" ] || URL="http://127.0.0.1:$PORTAL_HUB_PORT"
 SERVICE_USER=${PORTAL_SERVICE_USER:-gpuportal}
+# The local cluster's MIG node (partition mig): its slices' cores and memory, and a notebook
+# profile of one slice after the shipped three (a site sets its own kinds and profiles).
+export PORTAL_GPU_KINDS=${PORTAL_GPU_KINDS-'{"1g.10gb": [2, 12], "3g.40gb": [4, 40]}'}
+export PORTAL_SEED_PROFILES=${PORTAL_SEED_PROFILES-'[{"slug": "slice", "title": "1 MIG slice", "description": "A slice of an A100: notebooks, tutorials", "gpus": 1, "gpu_type": "1g.10gb", "cores_per_gpu": 2, "mem_per_gpu_gb": 12, "partition": "mig"}]'}
 
 alive() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 

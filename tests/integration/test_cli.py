@@ -41,7 +41,7 @@ def test_who_and_capacity(hub: Hub, clean: None, alice: str) -> None:
     assert run(hub, alice, "whoami").output == "alice, groups: ds\n"
     # Capacity is one look at the cluster shared for capacity_ttl (10 s) and says "as of" when:
     # the previous test's job may still be in the look that is current when this one starts.
-    free = "Partition gpu: 8 of 8 GPUs free (as of "
+    free = "Partition gpu: 4 of 4 a100 GPUs, 4 of 4 h100 GPUs free (as of "
 
     def free_shown() -> str:
         output = run(hub, alice, "capacity").output

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from tests.cluster import NODES, STATE, host_of_process, on_host
+from tests.cluster import MIG_NODES, NODES, STATE, host_of_process, on_host
 from tests.integration.conftest import Hub, server_environment
 
 pytestmark = pytest.mark.integration
@@ -21,6 +21,7 @@ DAEMONS = {
     "slurmdbd.pid": "slurmctld",
     "slurmd-gpu01.pid": "gpu01",
     "slurmd-gpu02.pid": "gpu02",
+    "slurmd-mig01.pid": "mig01",
 }
 
 
@@ -32,10 +33,12 @@ def test_each_part_runs_on_a_host_of_its_own_with_its_name_and_address(cluster: 
     for pidfile, host in DAEMONS.items():
         pid = (STATE / "run" / pidfile).read_text().split()[0]
         assert host_of_process(pid) == host, pidfile
-    addresses = {host: address_of(host) for host in ("hub", "slurmctld", "ldap", *NODES)}
+    addresses = {
+        host: address_of(host) for host in ("hub", "slurmctld", "ldap", *NODES, *MIG_NODES)
+    }
     assert len(set(addresses.values())) == len(addresses), addresses
     assert not any(address.startswith("127.") for address in addresses.values()), addresses
-    for host in ("slurmctld", "ldap", *NODES):
+    for host in ("slurmctld", "ldap", *NODES, *MIG_NODES):
         said = on_host(host, "sh", "-c", "hostname; hostname -I")
         assert said.returncode == 0, said.stderr
         name, own = said.stdout.split("\n", 1)

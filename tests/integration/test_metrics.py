@@ -88,12 +88,12 @@ def test_figures_move_with_real_spawns_jobs_and_logins(hub: Hub, clean: None) ->
     )
     portal_calls = "gpuportal_portal_slurm_calls_total"
     assert moved(portal_before, portal_after, portal_calls, command="sbatch", outcome="ok") == 1
-    assert value(hub_after, "gpuportal_gpus", partition="gpu", state="total") == 8.0
-    # Free GPUs as of the last look at the cluster (shared, at most capacity_ttl old).
-    free = hub_after.get(
-        ("gpuportal_gpus", frozenset({"partition": "gpu", "state": "free"}.items()))
-    )
-    assert free is not None and 0.0 <= free <= 8.0
+    for kind in ("a100", "h100"):  # gpu01's and gpu02's
+        assert value(hub_after, "gpuportal_gpus", partition="gpu", kind=kind, state="total") == 4
+        # Free GPUs as of the last look at the cluster (shared, at most capacity_ttl old).
+        labels = {"partition": "gpu", "kind": kind, "state": "free"}
+        free = hub_after.get(("gpuportal_gpus", frozenset(labels.items())))
+        assert free is not None and 0.0 <= free <= 4.0
     assert value(hub_after, "gpuportal_sessions", state="running", profile="gpu-1") >= 1.0
     assert value(hub_after, "gpuportal_slurm_call_seconds_count", command="squeue") > 0
 

@@ -44,12 +44,12 @@ def test_busy_gpus_show_an_expected_start_and_the_form_flips_when_they_free(
     lines = capacity_lines(page)
     # The blockers' 10-minute limits end them: Slurm could start gpu-4 then.
     assert re.search(r"GPUs busy: expected start about \d\d:\d\d \(in (9|10) min\)", lines["gpu-4"])
-    assert "Free GPUs in gpu: 0 of 8." in page.inner_text("#gp-free")
+    assert "Free GPUs in gpu: 0 of 4 a100, 0 of 4 h100." in page.inner_text("#gp-free")
 
     subprocess.run(["scancel", *blockers], check=True)
     # No reload: the page asks the hub again by itself (shared snapshot, 10 s TTL).
     wait_for(lambda: capacity_lines(page)["gpu-4"] == "Starts now", 40, "the form to see free GPUs")
-    assert "Free GPUs in gpu: 8 of 8." in page.inner_text("#gp-free")
+    assert "Free GPUs in gpu: 4 of 4 a100, 4 of 4 h100." in page.inner_text("#gp-free")
 
 
 def test_the_form_remembers_the_time_limit_and_checks_the_maximum_itself(

@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[2]
-SERVICES = {"ldap", "slurmctld", "gpu01", "gpu02", "postgres", "hub"}
+SERVICES = {"ldap", "slurmctld", "gpu01", "gpu02", "mig01", "postgres", "hub"}
 CLUSTER_SH = (REPO / "deploy/local/cluster.sh").read_text()
 RUN_SH = (REPO / "deploy/docker/run.sh").read_text()
 
@@ -68,7 +68,7 @@ def test_compose_accepts_the_file_and_every_part_is_there():
             assert source in config["volumes"], (name, volume)
     assert [_port(port) for port in services["hub"]["ports"]] == ["127.0.0.1:8000:8000"]
     # The hub starts last, once everything it needs answers.
-    assert set(services["hub"]["depends_on"]) == {"ldap", "postgres", "gpu01", "gpu02"}
+    assert set(services["hub"]["depends_on"]) == {"ldap", "postgres", "gpu01", "gpu02", "mig01"}
     assert all(
         dep["condition"] == "service_healthy" for dep in services["hub"]["depends_on"].values()
     )

@@ -11,6 +11,7 @@ from fastapi.testclient import TestClient
 
 from gpuportal_core.partitions import NodeShape, Partition
 from gpuportal_portal.cluster import PartitionCatalog
+from tests.hubproc import wait_for
 from tests.integration.conftest import cancel_user_jobs, user_jobs
 from tests.integration.jobs import install_job_files
 
@@ -63,6 +64,9 @@ def no_jobs() -> Iterator[None]:
         ({"partition": "nope"}, "partition", "no partition 'nope'"),
         ({"environment": {"kind": "venv", "prefix": "rel/x"}}, "environment", "absolute path"),
         ({"container": {"kind": "pyxis", "image": "x; id"}}, "container", "registry reference"),
+        ({"gpu_type": "l40s"}, "gpu_type", "its kinds: a100, h100 (empty = any kind)"),
+        ({"gpu_type": "h100", "gpus_per_node": 5}, "gpus_per_node", "at most 4 h100 GPUs"),
+        ({"gpu_type": "a100:2"}, "gpu_type", "must be a GPU kind"),
     ],
 )
 def test_bad_input_is_a_422_naming_the_field_and_nothing_is_submitted(
@@ -147,3 +151,25 @@ def test_the_preview_is_the_script_that_would_be_submitted(
     assert user_jobs("alice") == []
     job = portal.post(f"{API}/jobs", headers=as_user(tokens["alice"]), json=WHERE).json()
     assert job["script"] == script
+
+
+@pytest.mark.parametrize(
+    ("kind", "partition", "node"),
+    [("a100", "gpu", "gpu01"), ("h100", "gpu", "gpu02"), ("1g.10gb", "mig", "mig01")],
+)
+def test_a_job_of_one_kind_runs_on_the_node_that_carries_it(
+    portal: TestClient,
+    tokens: dict[str, str],
+    no_jobs: None,
+    kind: str,
+    partition: str,
+    node: str,
+) -> None:
+    """Slurm gets --gres=gpu:KIND:1 (the MIG slice in its own partition) and places it there."""
+    body = {**STAYS, "nodes": 1, "gpus_per_node": 1, "gpu_type": kind, "partition": partition}
+    made = portal.post(f"{API}/jobs", headers=as_user(tokens["alice"]), json=body)
+    assert made.status_code == 201, made.text
+    assert f"#SBATCH --gres=gpu:{kind}:1\n" in made.json()["script"]
+    wait_for(lambda: user_jobs("alice", "%T|%N") == [f"RUNNING|{node}"], 60, f"the job on {node}")
+    asked = user_jobs("alice", "%b")
+    assert asked and kind in asked[0], asked

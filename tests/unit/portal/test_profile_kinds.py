@@ -78,3 +78,27 @@ def test_profiles_of_a_kind_through_the_api_and_the_admin_form(tmp_path: Path) -
         # The edit form too.
         page = client.get("/services/portal/admin/profiles/slice", headers=headers)
         assert 'list="gpu_type-offered"' in page.text and 'value="1g.10gb"' in page.text
+
+
+def test_a_site_seeds_its_own_profiles_after_the_shipped_ones(tmp_path: Path) -> None:
+    """PORTAL_SEED_PROFILES (the demo's slice profile): stored on the first start only."""
+    slice_ = {"slug": "slice", "title": "1 MIG slice", "gpus": 1, "gpu_type": "1g.10gb"}
+    settings = PortalSettings(
+        database_url=f"sqlite:///{tmp_path / 'portal.db'}",
+        hub_api_token="hub-secret",
+        slurm_bin_dir=str(tmp_path / "no-slurm"),
+        seed_profiles=[{**slice_, "partition": "mig", "cores_per_gpu": 2}],
+    )
+    headers = {"Authorization": f"token {ADMIN_TOKEN}"}
+    for _ in range(2):  # a restart stores nothing again
+        app = create_app(settings, identity=HubIdentity(settings, check_token=hub_says))
+        with TestClient(app) as client:
+            listed = client.get(f"{API}/profiles", headers=headers).json()
+        assert [p["slug"] for p in listed] == ["gpu-1", "gpu-2", "gpu-4", "slice"]
+        seeded = listed[-1]
+        assert (seeded["partition"], seeded["gpu_type"], seeded["cores_per_gpu"]) == (
+            "mig",
+            "1g.10gb",
+            2,
+        )
+        assert listed[0]["partition"] == "gpu"  # the shipped ones on the deployment's
