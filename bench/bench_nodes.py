@@ -44,16 +44,19 @@ def _exit_on_term(signum: int, frame: FrameType | None) -> None:
 
 @contextlib.contextmanager
 def bench_nodes(
-    count: int, gpus: int, hold: Callable[[], AbstractContextManager[None]] = nullcontext
+    count: int,
+    gpus: int,
+    hold: Callable[[], AbstractContextManager[None]] = nullcontext,
+    kind: str = "",
 ) -> Iterator[list[str]]:
-    """COUNT nodes of GPUS fake GPUs each in the partition `bench`, for the block. Growing and
-    shrinking restart slurmctld: `hold` keeps others off the cluster meanwhile (the tests'
-    lanes)."""
+    """COUNT nodes of GPUS fake GPUs each (of gres type KIND, e.g. h100, if given) in the
+    partition `bench`, for the block. Growing and shrinking restart slurmctld: `hold` keeps
+    others off the cluster meanwhile (the tests' lanes)."""
     previous = signal.signal(signal.SIGTERM, _exit_on_term)
     try:
         with hold():
             _cluster("shrink", PARTITION)  # whatever a killed run left
-            _cluster("grow", PARTITION, str(count), str(gpus))
+            _cluster("grow", PARTITION, str(count), str(gpus), *([kind] if kind else []))
         for pid in _slurmd_pids(node_names(count)):
             subprocess.run(["renice", "-n", str(NODE_NICE), "-p", pid], capture_output=True)
         yield node_names(count)

@@ -247,9 +247,9 @@ class SlurmClient:
 
     async def gpu_hours(
         self, *, since: datetime, user: str = "", account: str = ""
-    ) -> dict[tuple[str, str], float]:
-        """GPU-hours per (user, account) of jobs since `since` (the cluster's local time): one
-        user's, or every user's of one account (sacct)."""
+    ) -> dict[tuple[str, str, str], float]:
+        """GPU-hours per (user, account, kind) of jobs since `since` (the cluster's local
+        time): one user's, or every user's of one account (sacct)."""
         argv = [self._bin + "sacct", "-X", "-n", "-P", f"--format={SACCT_GPU_FORMAT}"]
         argv += ["-S", since.strftime("%Y-%m-%dT%H:%M:%S"), "-E", "now"]
         argv += ["-a", f"-A{account}"] if account else [f"-u{user}"]

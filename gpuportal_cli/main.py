@@ -163,6 +163,9 @@ def usage(obj: Context) -> None:
         return
     hours = got["gpu_hours"]
     click.echo(f"{got['user']}: {hours['week']} GPU-hours this week, {hours['month']} this month")
+    for kind in hours.get("kinds", []):
+        name = kind["kind"] or "(kind not tracked)"
+        click.echo(f"  {name}: {kind['week']} this week, {kind['month']} this month")
     for group in got["groups"]:
         its = group["gpu_hours"]
         click.echo(f"group {group['account']}: {its['week']} this week, {its['month']} this month")

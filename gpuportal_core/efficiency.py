@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuportal_core.slurm_time import SlurmTimeError, parse_slurm_time
-from gpuportal_core.usage import gpus_of
+from gpuportal_core.usage import gpus_by_kind, gpus_of
 
 # sacct -n -P -j ID --format=SACCT_USE_FORMAT: the job's line, then one per step.
 SACCT_USE_FORMAT = "JobID,State,Elapsed,Timelimit,TotalCPU,NCPUS,ReqMem,MaxRSS,AllocTRES,Account"
@@ -65,6 +65,8 @@ class Efficiency:
     max_rss_bytes: int | None
     gpus: int = 0
     account: str = ""
+    # The GPUs' kind where Slurm's accounting tracks kinds ("mixed" for several, "" untracked).
+    gpu_type: str = ""
     # Where a job has several steps (a batch script and its sruns), each one's use.
     steps: tuple[StepUse, ...] = ()
 
@@ -101,6 +103,7 @@ class Efficiency:
             "max_rss_bytes": self.max_rss_bytes,
             "memory_percent": _round(self.memory_percent),
             "gpus": self.gpus,
+            "gpu_type": self.gpu_type,
             "gpu_hours": round(self.gpu_hours, 3),
             "account": self.account,
             "steps": [step.as_dict() for step in self.steps],
@@ -200,9 +203,15 @@ def parse_use(text: str) -> Efficiency | None:
         requested_bytes=size_bytes(req_mem),
         max_rss_bytes=max(measured) if gathered else None,
         gpus=gpus_of(tres),
+        gpu_type=_kind(tres),
         account=account,
         steps=tuple(steps) if len(steps) > 1 else (),
     )
+
+
+def _kind(tres: str) -> str:
+    kinds = set(gpus_by_kind(tres)) - {""}
+    return kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else "")
 
 
 def _steps(lines: list[list[str]], gathered: bool) -> list[StepUse]:

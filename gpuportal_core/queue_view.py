@@ -52,10 +52,13 @@ def describe_queue(
     slurm_start: datetime | None,
     waited: float,
     now: datetime,
+    gpu_type: str = "",
 ) -> str:
     """ "2nd of 3 waiting for partition gpu. Expected start about 14:35 (in 25 min, Slurm's
-    estimate). Waiting 1 min so far." Slurm's own estimate wins when it has one."""
-    line = f"{_ordinal(place.position)} of {place.waiting} waiting for partition {partition}."
+    estimate). Waiting 1 min so far." Slurm's own estimate wins when it has one. A job of one
+    kind waits in that kind's line: "1st of 2 waiting for h100 GPUs in partition gpu." """
+    what = f"{gpu_type} GPUs in partition" if gpu_type else "partition"
+    line = f"{_ordinal(place.position)} of {place.waiting} waiting for {what} {partition}."
     start, source = (slurm_start, "Slurm's estimate") if slurm_start else (
         place.start, "estimated from the running jobs' time limits"
     )  # fmt: skip

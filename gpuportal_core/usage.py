@@ -27,18 +27,37 @@ def gpus_of(tres: str) -> int:
     return sum(int(n) for n in _GPUS.findall(tres))
 
 
-def gpu_hours(text: str) -> dict[tuple[str, str], float]:
-    """GPU-hours per (user, account) from SACCT_GPU_FORMAT lines."""
-    hours: dict[tuple[str, str], float] = {}
+def gpus_by_kind(tres: str) -> dict[str, int]:
+    """GPUs per kind in an AllocTRES: {"a100": 2} where Slurm's accounting tracks the kind
+    (AccountingStorageTRES lists gres/gpu:a100), else {"": 2}; {} without GPUs."""
+    typed = {kind: int(n) for kind, n in re.findall(r"gres/gpu:([^=,]+)=(\d+)", tres)}
+    if typed:
+        return typed
+    total = gpus_of(tres)
+    return {"": total} if total else {}
+
+
+def gpu_hours(text: str) -> dict[tuple[str, str, str], float]:
+    """GPU-hours per (user, account, kind) from SACCT_GPU_FORMAT lines ("" for a kind the
+    accounting does not track)."""
+    hours: dict[tuple[str, str, str], float] = {}
     for line in text.splitlines():
         parts = line.split("|")
         if len(parts) < 4 or not parts[3].isdigit():
             continue
         user, account, tres, elapsed = parts[:4]
-        used = gpus_of(tres) * int(elapsed) / 3600
-        if used:
-            hours[(user, account)] = hours.get((user, account), 0.0) + used
+        for kind, gpus in gpus_by_kind(tres).items():
+            key = (user, account, kind)
+            hours[key] = hours.get(key, 0.0) + gpus * int(elapsed) / 3600
     return hours
+
+
+def hours_by_kind(hours: dict[tuple[str, str, str], float]) -> dict[str, float]:
+    """The GPU-hours of gpu_hours() per kind, whoever used them."""
+    kinds: dict[str, float] = {}
+    for (_, _, kind), used in hours.items():
+        kinds[kind] = kinds.get(kind, 0.0) + used
+    return kinds
 
 
 def week_start(now: datetime) -> datetime:

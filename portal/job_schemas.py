@@ -167,6 +167,7 @@ class JobUsePublic(BaseModel):
     max_rss_bytes: int | None
     memory_percent: float | None
     gpus: int = 0
+    gpu_type: str = ""  # as Slurm's accounting tracks it; "" where it does not
     gpu_hours: float = 0.0
     gpu_hours_used: float | None = None
     account: str = ""

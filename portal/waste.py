@@ -10,6 +10,7 @@ for sacct.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -80,6 +81,8 @@ class WeekWaste:
     since: datetime
     users: list[WasteRow]
     groups: list[WasteRow]
+    # Per GPU kind, where Slurm's accounting tracks kinds ("not tracked" for the rest).
+    kinds: list[WasteRow] = dataclasses.field(default_factory=list)
 
 
 def _ranked(rows: Iterable[WasteRow], limit: int) -> list[WasteRow]:
@@ -100,6 +103,17 @@ def tally(
     return _ranked(users.values(), limit), _ranked(groups.values(), limit)
 
 
+def by_kind(uses: Iterable[tuple[str, dict[str, Any]]]) -> list[WasteRow]:
+    """The same uses per GPU kind (gpu_type of the kept use, as sacct tracked it); none where
+    no kind was tracked at all."""
+    kinds: dict[str, WasteRow] = {}
+    for _, use in uses:
+        if use.get("gpu_hours"):
+            kind = str(use.get("gpu_type") or "not tracked")
+            kinds.setdefault(kind, WasteRow(kind)).add(use)
+    return _ranked(kinds.values(), len(kinds)) if set(kinds) - {"not tracked"} else []
+
+
 def week_waste(session: Session, now: datetime, limit: int = 20) -> WeekWaste:
     """Jobs and sessions that ended in the 7 days before `now` (aware)."""
     since = now - WEEK
@@ -114,4 +128,4 @@ def week_waste(session: Session, now: datetime, limit: int = 20) -> WeekWaste:
         if use and use.get("recorded") is not False
     ]
     users, groups = tally(uses, limit)
-    return WeekWaste(since, users, groups)
+    return WeekWaste(since, users, groups, by_kind(uses))

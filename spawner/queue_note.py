@@ -46,7 +46,12 @@ async def queued_note(
     reason = "None" if info.reason == "Priority" and place.position == 1 else info.reason
     slurm_start = slurm_datetime(info.start)  # "N/A" until Slurm's backfill looked at it
     words = describe_queue(
-        place, partition=profile.partition, slurm_start=slurm_start, waited=waited, now=now
+        place,
+        partition=profile.partition,
+        gpu_type=profile.gpu_type,
+        slurm_start=slurm_start,
+        waited=waited,
+        now=now,
     )
     return f"{_why(info.job_id, reason)} {words}", queue_progress(
         waited, slurm_start or place.start, now

@@ -9,9 +9,10 @@
 #   cluster.sh stop     cancel jobs, stop every daemon this script started, remove the hosts
 #   cluster.sh status   one line per host and per daemon
 #   cluster.sh add-user LOGIN ACCOUNT   a Slurm association for a new user (bench users)
-#   cluster.sh grow PARTITION COUNT GPUS   COUNT more nodes (hosts PARTITION-01, ...) of GPUS
-#                       fake GPUs each, in a partition of their own (the tests' second lane,
-#                       benchmarks); `shrink PARTITION` removes them, their jobs and hosts
+#   cluster.sh grow PARTITION COUNT GPUS [KIND]   COUNT more nodes (hosts PARTITION-01, ...) of
+#                       GPUS fake GPUs each (of gres type KIND, e.g. h100, if given), in a
+#                       partition of their own (the tests' second lane, benchmarks);
+#                       `shrink PARTITION` removes them, their jobs and hosts
 # One part at a time, each what `start` runs on that part's host; docker-compose.yml runs each
 # in a container of its own (deploy/docker/run.sh), with the same host names and configs:
 #   cluster.sh ldap | controller | node NAME | client      and  cluster.sh render DIR
@@ -272,9 +273,9 @@ extra_nodes() { [ -f "$EXTRA_NODES" ] && grep -v '^$' "$EXTRA_NODES" || true; }
 # for its GPUs (8 cores and 48 GB each, as the profiles ask, with room to spare): 4 GPUs make
 # gpu01's shape; 8 GPUs on gpu01's 32 cores would run only four 1-GPU sessions.
 extra_slurm_conf() {
-    local name partition gpus byte port partitions=""
-    while read -r name partition gpus byte port; do
-        echo "NodeName=$name NodeHostname=$name NodeAddr=$name Port=$port Sockets=2 CoresPerSocket=$((gpus * 4)) ThreadsPerCore=1 RealMemory=$((gpus * 50000)) Gres=gpu:$gpus State=UNKNOWN"
+    local name partition gpus byte port kind partitions=""
+    while read -r name partition gpus byte port kind; do
+        echo "NodeName=$name NodeHostname=$name NodeAddr=$name Port=$port Sockets=2 CoresPerSocket=$((gpus * 4)) ThreadsPerCore=1 RealMemory=$((gpus * 50000)) Gres=gpu:${kind:+$kind:}$gpus State=UNKNOWN"
         [[ " $partitions " == *" $partition "* ]] || partitions="$partitions $partition"
     done < <(extra_nodes)
     for partition in $partitions; do
@@ -283,9 +284,9 @@ extra_slurm_conf() {
 }
 
 extra_gres_conf() {
-    local name partition gpus rest
-    while read -r name partition gpus rest; do
-        echo "NodeName=$name Name=gpu File=$STATE/fakedev/nvidia[0-$((gpus - 1))]"
+    local name partition gpus byte port kind
+    while read -r name partition gpus byte port kind; do
+        echo "NodeName=$name Name=gpu${kind:+ Type=$kind} File=$STATE/fakedev/nvidia[0-$((gpus - 1))]"
     done < <(extra_nodes)
 }
 
@@ -460,10 +461,11 @@ restart_slurmctld() {  # after nodes came or went: Slurm 22.05 reads its node li
     die "slurmctld did not come back: see $STATE/log/slurmctld.log"
 }
 
-grow() {  # grow PARTITION COUNT GPUS: safe to run again (the nodes are made once)
-    local partition=$1 count=$2 gpus=$3 index name byte
+grow() {  # grow PARTITION COUNT GPUS [KIND]: safe to run again (the nodes are made once)
+    local partition=$1 count=$2 gpus=$3 kind=${4:-} index name byte
     [[ "$partition" =~ ^[a-z][a-z0-9]*$ ]] || die "partition: lower-case letters and digits"
     [[ "$count" =~ ^[0-9]+$ && "$gpus" =~ ^[0-9]+$ && "$gpus" -ge 1 ]] || die "COUNT and GPUS: numbers"
+    [[ -z "$kind" || "$kind" =~ ^[A-Za-z0-9][A-Za-z0-9_.+-]{0,31}$ ]] || die "KIND: a gres type, e.g. a100 or 1g.10gb"
     [ "$partition" != gpu ] || die "the partition gpu is the cluster's own"
     [ "$HOSTS" = netns ] || die "grow makes hosts of this machine (network namespaces) only"
     alive "$STATE/run/slurmctld.pid" || die "the cluster is not running (cluster.sh start)"
@@ -475,7 +477,7 @@ grow() {  # grow PARTITION COUNT GPUS: safe to run again (the nodes are made onc
         byte=101
         while extra_nodes | awk '{print $4}' | grep -qx "$byte"; do byte=$((byte + 1)); done
         [ "$byte" -le 250 ] || die "no address left for $name"
-        echo "$name $partition $gpus $byte $((17000 + byte))" >>"$EXTRA_NODES"
+        echo "$name $partition $gpus $byte $((17000 + byte)) $kind" >>"$EXTRA_NODES"
         added+=("$name")
     done
     bash "$HERE/hosts.sh" up >/dev/null
@@ -521,12 +523,12 @@ status() {
 case "${1:-}" in
     start) start ;;
     add-user) add_slurm_user "${2:?login}" "${3:?account}" ;;
-    grow) grow "${2:?partition}" "${3:?count}" "${4:?gpus per node}" ;;
+    grow) grow "${2:?partition}" "${3:?count}" "${4:?gpus per node}" "${5:-}" ;;
     shrink) shrink "${2:?partition}" ;;
     ldap | controller | client) part "$1" ;;
     node) part node "${2:?node name}" ;;
     render) render_to "${2:?folder}" ;;
     stop) stop ;;
     status) status ;;
-    *) die "usage: $0 start|stop|status|add-user LOGIN ACCOUNT|grow PARTITION COUNT GPUS|shrink PARTITION|ldap|controller|node NAME|client|render DIR" ;;
+    *) die "usage: $0 start|stop|status|add-user LOGIN ACCOUNT|grow PARTITION COUNT GPUS [KIND]|shrink PARTITION|ldap|controller|node NAME|client|render DIR" ;;
 esac

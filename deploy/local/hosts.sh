@@ -30,7 +30,7 @@ MARK="# gpuportal local cluster (deploy/local/hosts.sh)"
 declare -A BYTE=([hub]=1 [slurmctld]=2 [ldap]=3 [gpu01]=11 [gpu02]=12 [mig01]=13)
 HOSTS=(slurmctld ldap gpu01 gpu02 mig01)  # the ones with a namespace of their own
 # Nodes added by `cluster.sh grow` (the tests' own, a benchmark's): one line each,
-# "NAME PARTITION GPUS BYTE PORT", kept by cluster.sh.
+# "NAME PARTITION GPUS BYTE PORT [KIND]", kept by cluster.sh.
 EXTRA_NODES=${PORTAL_STATE:-/var/lib/portal-local}/extra-nodes.conf
 if [ -f "$EXTRA_NODES" ]; then
     while read -r name _ _ byte _; do

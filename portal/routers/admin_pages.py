@@ -152,6 +152,10 @@ def _kinds(
                     "fill": {
                         "cores_per_gpu": offer.cores_per_gpu,
                         "mem_per_gpu_gb": offer.mem_per_gpu_gb,
+                        # A kind of one partition only (MIG slices in theirs) picks it too.
+                        **(
+                            {"partition": offer.partitions[0]} if len(offer.partitions) == 1 else {}
+                        ),
                     },
                 }
                 for offer in offers

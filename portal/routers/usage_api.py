@@ -14,7 +14,7 @@ from sqlalchemy import select
 
 from gpuportal_adapters.slurm import SlurmError
 from gpuportal_core.slurm_time import slurm_time_with_zone
-from gpuportal_core.usage import limits_words, month_start, week_start
+from gpuportal_core.usage import hours_by_kind, limits_words, month_start, week_start
 from gpuportal_portal import waste
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.deps import ApiAdmin, ApiCaller, SessionDep, SlurmDep
@@ -26,9 +26,18 @@ from gpuportal_portal.session_history import SESSION_LAUNCHER
 router = APIRouter(prefix="/api", tags=["usage"], responses=declared(401, 403, 503))
 
 
+class KindHours(BaseModel):
+    kind: str  # as the nodes' gres.conf names it; "" where the accounting does not track it
+    week: float
+    month: float
+
+
 class GpuHours(BaseModel):
     week: float
     month: float
+    # Per GPU kind, where Slurm's accounting tracks kinds (AccountingStorageTRES); empty
+    # where it does not.
+    kinds: list[KindHours] = []
 
 
 class GroupUsage(BaseModel):
@@ -108,6 +117,7 @@ class WastePublic(BaseModel):
     since: datetime
     users: list[WasteRowPublic]
     groups: list[WasteRowPublic]
+    kinds: list[WasteRowPublic] = []  # per GPU kind, where Slurm's accounting tracks kinds
 
 
 @router.get("/usage/waste", response_model=WastePublic)
@@ -119,6 +129,7 @@ def week_waste(admin: ApiAdmin, session: SessionDep) -> WastePublic:
         since=week.since,
         users=[WasteRowPublic(**row.as_dict()) for row in week.users],
         groups=[WasteRowPublic(**row.as_dict()) for row in week.groups],
+        kinds=[WasteRowPublic(**row.as_dict()) for row in week.kinds],
     )
 
 
@@ -176,7 +187,22 @@ async def _usage(user: str, slurm: SlurmDep) -> UsagePublic:
         since_week=week.astimezone(),
         since_month=month.astimezone(),
         gpu_hours=GpuHours(
-            week=round(sum(mine_week.values()), 3), month=round(sum(mine_month.values()), 3)
+            week=round(sum(mine_week.values()), 3),
+            month=round(sum(mine_month.values()), 3),
+            kinds=_kinds(mine_week, mine_month),
         ),
         groups=groups,
     )
+
+
+def _kinds(
+    week: dict[tuple[str, str, str], float], month: dict[tuple[str, str, str], float]
+) -> list[KindHours]:
+    """GPU-hours per kind, by name; none where every GPU-hour is of an untracked kind."""
+    of_week, of_month = hours_by_kind(week), hours_by_kind(month)
+    if set(of_month) <= {""}:
+        return []
+    return [
+        KindHours(kind=kind, week=round(of_week.get(kind, 0.0), 3), month=round(used, 3))
+        for kind, used in sorted(of_month.items())
+    ]

@@ -133,6 +133,10 @@ def test_my_usage_counts_gpu_hours_for_me_and_my_group(hub: Hub, clean: None, br
     after = wait_for(grown, 240, "alice's GPU-hours to grow")
     ds = next(group for group in after["groups"] if group["account"] == "ds")
     assert ds["gpu_hours"]["week"] >= after["gpu_hours"]["week"]
+    # The GPUs' kind, as the accounting tracks it (AccountingStorageTRES gres/gpu:a100, ...):
+    # the job of any kind ran on gpu01's A100s or gpu02's H100s.
+    kinds = {kind["kind"]: kind["month"] for kind in after["gpu_hours"]["kinds"]}
+    assert any(kinds.get(kind, 0) > 0 for kind in ("a100", "h100")), after["gpu_hours"]
     # Slurm's default priority plugin changed: priority/basic (no fair share) on 22.05,
     # priority/multifactor since 23.11 (the demo's slurm.conf names none).
     config = subprocess.run(["scontrol", "show", "config"], capture_output=True, text=True)
@@ -151,6 +155,7 @@ def test_my_usage_counts_gpu_hours_for_me_and_my_group(hub: Hub, clean: None, br
     )
     assert shown.returncode == 0 and "GPU-hours this week" in shown.stdout, shown.stderr
     assert "group ds:" in shown.stdout and ds["limits"] in shown.stdout
+    assert any(f"  {kind}: " in shown.stdout for kind in kinds), shown.stdout
     page = log_in(browser, hub, "alice", "alice-demo")
     page.goto(f"{hub.url}/services/portal/jobs")
     page.wait_for_selector("#my-usage:not(:empty)")

@@ -101,4 +101,10 @@ def test_partitions_come_from_the_real_sinfo(cluster):
     assert gpu.max_time == 24 * 3600
     assert gpu.max_gpus_per_node == 4
     assert gpu.fits_one_node(gpus=4, cores=32, mem_mb=4 * 48 * 1024)
-    assert not gpu.fits_one_node(gpus=4, cores=33, mem_mb=1)
+    assert gpu.fits_one_node(gpus=4, cores=64, mem_mb=1)  # gpu02, the bigger node
+    assert not gpu.fits_one_node(gpus=4, cores=65, mem_mb=1)
+    # The kinds, as gres.conf types them: A100s and H100s here, MIG slices in partition mig.
+    assert gpu.gpu_kinds == ["a100", "h100"]
+    assert gpu.per_gpu("h100") == (16, 122) and gpu.per_gpu("a100") == (8, 48)
+    assert partitions["mig"].gpu_kinds == ["1g.10gb", "3g.40gb"]
+    assert partitions["mig"].max_gpus_of("3g.40gb") == 2

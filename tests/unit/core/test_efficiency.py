@@ -86,6 +86,9 @@ def test_gpus_and_account_from_the_allocation():
     use = parse_use(text)
     assert use is not None
     assert (use.gpus, use.account, use.gpu_hours) == (2, "ds", 2.0)
+    assert use.gpu_type == "a100"  # the accounting tracks the kind (AccountingStorageTRES)
+    untyped = parse_use(text.replace("gres/gpu:a100=2,", ""))
+    assert untyped is not None and (untyped.gpus, untyped.gpu_type) == (2, "")
 
 
 def test_a_sessions_gpu_readings_in_words():

@@ -68,3 +68,21 @@ def test_an_estimate_of_now_is_said_as_any_moment() -> None:
     assert words == (
         "1st of 1 waiting for partition gpu. It should start any moment. Waiting 3 s so far."
     )
+
+
+def test_a_job_of_one_kind_waits_in_that_kinds_line_and_says_so() -> None:
+    nodes = [
+        NodeGpus("gpu01", ("gpu",), 4, 4, "a100", kinds=(("a100", 4, 4),)),
+        NodeGpus("gpu02", ("gpu",), 4, 0, "h100", kinds=(("h100", 4, 0),)),
+    ]
+    a100_ahead = GpuJob("7", False, "gpu", 4, 1, 3600, None, 900, gpu_type="a100")
+    running = GpuJob("1", True, "gpu", 4, 1, None, NOW + timedelta(minutes=30), 0, ("gpu01",))
+    jobs = [running, a100_ahead]
+    h100 = LineEstimate(nodes, jobs, partition="gpu", now=NOW, gpu_type="h100")
+    mine = queue_place(h100, job_id="12", gpus=2, runtime=3600)
+    # The A100 job waiting ahead is in the A100s' line, not in this one: the H100s are free.
+    assert (mine.position, mine.waiting, mine.start) == (1, 1, NOW)
+    words = describe_queue(
+        mine, partition="gpu", gpu_type="h100", slurm_start=None, waited=2, now=NOW
+    )
+    assert words.startswith("1st of 1 waiting for h100 GPUs in partition gpu. It should start")

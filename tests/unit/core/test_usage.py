@@ -9,7 +9,9 @@ import pytest
 from gpuportal_core.usage import (
     FairShare,
     gpu_hours,
+    gpus_by_kind,
     gpus_of,
+    hours_by_kind,
     limits_words,
     month_start,
     parse_fairshare,
@@ -37,7 +39,13 @@ def test_gpu_hours_per_user_and_account():
     assert gpus_of("cpu=8,gres/gpu=2,gres/gpu:a100=2") == 2  # counted once
     assert gpus_of("cpu=8,gres/gpu:a100=2,gres/gpu:t4=1") == 3
     assert gpus_of("cpu=4,mem=8G") == 0
-    assert gpu_hours(SACCT) == {("alice", "ds"): 2.0, ("bob", "ds"): 2.0}
+    assert gpu_hours(SACCT) == {
+        ("alice", "ds", ""): 1.0,
+        ("alice", "ds", "a100"): 1.0,  # where the accounting tracks the kind
+        ("bob", "ds", ""): 2.0,
+    }
+    assert hours_by_kind(gpu_hours(SACCT)) == {"": 3.0, "a100": 1.0}
+    assert gpus_by_kind("cpu=8,gres/gpu=3,gres/gpu:a100=2,gres/gpu:t4=1") == {"a100": 2, "t4": 1}
 
 
 def test_this_week_and_month_begin_on_monday_and_the_first():

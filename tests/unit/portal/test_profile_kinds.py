@@ -70,10 +70,8 @@ def test_profiles_of_a_kind_through_the_api_and_the_admin_form(tmp_path: Path) -
         # The form offers each kind with what it fills in.
         page = client.get("/services/portal/admin/profiles/new", headers=headers)
         assert page.status_code == 200
-        assert (
-            '<option value="h100" data-fill=\'{"cores_per_gpu": 28, "mem_per_gpu_gb": 244}\'>'
-            in page.text
-        )
+        fill = '{"cores_per_gpu": 28, "mem_per_gpu_gb": 244, "partition": "gpu"}'
+        assert f"<option value=\"h100\" data-fill='{fill}'>" in page.text
         assert "1g.10gb (gpu): 2 cores and 12 GB per GPU, the site&#39;s rule" in page.text
         # The edit form too.
         page = client.get("/services/portal/admin/profiles/slice", headers=headers)

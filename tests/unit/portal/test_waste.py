@@ -14,7 +14,7 @@ from fastapi.testclient import TestClient
 from gpuportal_portal import db
 from gpuportal_portal.identity import HubIdentity
 from gpuportal_portal.models import JobRecord, utcnow
-from gpuportal_portal.waste import tally, week_waste
+from gpuportal_portal.waste import by_kind, tally, week_waste
 from tests.unit.portal.conftest import API
 
 
@@ -40,6 +40,22 @@ def test_held_against_used_ranked_by_waste() -> None:
     }  # fmt: skip
     assert users[2].used_percent is None and users[2].wasted == 0
     assert [(g.who, g.held, g.wasted) for g in groups] == [("ds", 14.0, 8.0), ("vision", 16.0, 0.0)]
+
+
+def test_the_waste_per_gpu_kind_where_the_accounting_tracks_kinds() -> None:
+    uses = [
+        ("alice", _use(8.0, 1.0, gpu_type="h100")),  # 7 wasted of the H100s
+        ("bob", _use(4.0, 3.0, gpu_type="a100")),
+        ("carol", _use(1.0, None, gpu_type="")),  # an older record: its kind not tracked
+        ("dave", _use(0.0, None)),  # no GPU at all
+    ]
+    kinds = by_kind(uses)
+    assert [(k.who, k.held, k.wasted) for k in kinds] == [
+        ("h100", 8.0, 7.0),
+        ("a100", 4.0, 1.0),
+        ("not tracked", 1.0, 0.0),
+    ]
+    assert by_kind([("carol", _use(1.0, None))]) == []  # no kind tracked: no table
 
 
 def test_the_week_from_the_records(tmp_path: Path) -> None:
