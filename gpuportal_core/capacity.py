@@ -69,10 +69,9 @@ class NodeGpus:
     def free_of(self, kind: str) -> int:
         if not self.usable:
             return 0
-        counts = self.by_kind()
         if kind == ANY:
             return self.free
-        total, used = counts.get(kind, (0, 0))
+        total, used = self.by_kind().get(kind, (0, 0))
         return max(0, total - used)
 
 

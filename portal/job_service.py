@@ -92,6 +92,7 @@ def build_job(data: JobCreate, *, user: str, home: str, settings: PortalSettings
     if not command and not script:
         raise BatchJobError("command", "give a command to run, or a script")
     workdir = data.workdir or (home if command else script.rsplit("/", 1)[0] or "/")
+    cores_per_gpu, mem_per_gpu_gb = settings.per_gpu(data.gpu_type)
     return BatchJob(
         user=user,
         name=data.name,
@@ -99,8 +100,8 @@ def build_job(data: JobCreate, *, user: str, home: str, settings: PortalSettings
         nodes=data.nodes,
         gpus_per_node=data.gpus_per_node,
         gpu_type=data.gpu_type,
-        cores_per_gpu=settings.per_gpu(data.gpu_type)[0],
-        mem_per_gpu_gb=settings.per_gpu(data.gpu_type)[1],
+        cores_per_gpu=cores_per_gpu,
+        mem_per_gpu_gb=mem_per_gpu_gb,
         runtime=parse_runtime(data.runtime),
         partition=data.partition or settings.default_partition,
         script=script,
