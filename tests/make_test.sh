@@ -101,5 +101,11 @@ if [ "$DEBIAN13" = 1 ]; then
     # Ended without saying why (killed): its exit status still fails make test.
     [ "$rc" = 0 ] || [ "$said" = 1 ] || record "Debian 13: ended early" 0 "$rc"
 fi
+# docker-compose.yml with podman (tests/compose), after every lane: the stack's jobs run as the
+# lanes' users. Not in a Debian 13 machine or root (podman was set up and run on Debian 12).
+if [ "${VERSION_ID:-}" = 12 ] && [ "${PORTAL_COMPOSE:-1}" = 1 ]; then
+    part "Containers: docker-compose.yml with podman (image, up, a session, a 2-node job, down)" \
+        env PORTAL_COMPOSE_TEST=1 "$VENV/bin/python" -m pytest -s -p no:cacheprovider tests/compose
+fi
 record "make test in all" $(($(date +%s) - began)) 0
 summary

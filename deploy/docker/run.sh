@@ -3,7 +3,9 @@
 #   run.sh ldap | slurmctld | slurmd NODE | postgres | hub
 # Each starts its part with the local scripts (cluster.sh, postgres.sh, hub.sh), which `make
 # demo` and `make test` run on one machine, then stays while the part's daemon lives, so that
-# Docker restarts the container when it dies.
+# Docker restarts the container when it dies. A part waits for the parts it needs itself:
+# podman-compose starts a service without waiting for its dependencies' health checks on podman
+# before 4.6 (Debian 12 has 4.3), and a part of a real cluster copes with that too.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 LOCAL=$HERE/../local
@@ -13,6 +15,15 @@ while_alive() {  # PIDFILE: return (and so end the container) when its daemon ha
     for _ in $(seq 100); do [ -s "$1" ] && break; sleep 0.2; done
     while [ -s "$1" ] && kill -0 "$(head -n1 "$1")" 2>/dev/null; do sleep 5; done
     echo "[docker] $(basename "$1" .pid) is gone" >&2
+    exit 1
+}
+
+wait_for() {  # HOST PORT WHAT: until HOST:PORT takes a connection
+    for _ in $(seq 300); do
+        (exec 3<>"/dev/tcp/$1/$2") 2>/dev/null && return
+        sleep 1
+    done
+    echo "[docker] $3 ($1:$2) did not answer in 5 minutes" >&2
     exit 1
 }
 
@@ -26,6 +37,7 @@ case "${1:-}" in
         while_alive "$STATE/run/slurmctld.pid"
         ;;
     slurmd)
+        wait_for slurmctld 6817 slurmctld
         bash "$LOCAL/cluster.sh" node "${2:?node name}"
         while_alive "$STATE/run/slurmd-$2.pid"
         ;;
@@ -33,8 +45,12 @@ case "${1:-}" in
         bash "$LOCAL/postgres.sh" start
         while_alive "$STATE/pg/postmaster.pid"
         ;;
-    hub)  # the hub, with the portal as its managed service
+    hub)  # the hub, with the portal as its managed service, over HTTPS with the demo's CA
+        wait_for ldap 6360 LDAP
+        wait_for postgres 5432 PostgreSQL
+        wait_for slurmctld 6817 slurmctld
         bash "$LOCAL/cluster.sh" client
+        bash "$LOCAL/https.sh" make
         bash "$LOCAL/hub.sh" start
         while_alive "${PORTAL_HUB_STATE:-$STATE/hub}/hub-process.pid"
         ;;

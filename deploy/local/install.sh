@@ -7,8 +7,19 @@ set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 VENV=${PORTAL_VENV:-/opt/gpuportal/venv}
+# --test: also what the tests need. --image: the container image of docker-compose.yml
+# (deploy/docker/Dockerfile): the cluster, the hub and JupyterLab sessions, without the desktop,
+# VS Code, Prometheus and the extra software environments, which make an image three times
+# the size and its build half an hour longer. PORTAL_INSTALL_ONLY=packages stops after the
+# Debian packages (the image's first layer, kept while only the project's code changes).
 WITH_TESTS=0
-[ "${1:-}" = "--test" ] && WITH_TESTS=1
+IMAGE=0
+case "${1:-}" in
+    --test) WITH_TESTS=1 ;;
+    --image) IMAGE=1 ;;
+    "") ;;
+    *) echo "[install] usage: install.sh [--test | --image]" >&2; exit 2 ;;
+esac
 
 say() { printf '[install] %s\n' "$*"; }
 [ "$(id -u)" = 0 ] || { echo "[install] run as root" >&2; exit 1; }
@@ -29,17 +40,22 @@ packages=(slurm-wlm slurmctld slurmd slurmdbd mariadb-server slurm-client munge 
 # The local cluster's hosts (ip, pgrep): a full Debian has them, a minimal one (a container's,
 # debootstrap's) does not.
 packages+=(iproute2 procps)
-# Python's headers: DeepSpeed builds its CPU ops (shared-memory collectives) on a node at first use.
-packages+=(python3-dev)
-# The sessions' desktop (gpuportal_session.desktop): TigerVNC and a small Xfce, D-Bus per session.
-packages+=(tigervnc-standalone-server xfce4-session xfwm4 xfce4-panel xfdesktop4 xfce4-terminal xfce4-settings dbus-x11 xdotool xauth)
-# The SVG loader of GdkPixbuf (a recommendation, which --no-install-recommends leaves out):
-# Debian 13's Xfce draws its default backdrop from an SVG, and the desktop was black without it.
-packages+=(librsvg2-common)
-# Prometheus and the nodes' exporter (deploy/local/prometheus.sh).
-packages+=(prometheus prometheus-node-exporter)
-# What code-server's npm guide asks for to build VS Code's native modules (code_server.sh).
-packages+=(build-essential pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
+if [ "$IMAGE" = 1 ]; then
+    # The compose stack's store (its postgres service); no desktop, VS Code or Prometheus.
+    packages+=(postgresql nodejs npm)
+else
+    # Python's headers: DeepSpeed builds its CPU ops (shared-memory collectives) on a node at first use.
+    packages+=(python3-dev)
+    # The sessions' desktop (gpuportal_session.desktop): TigerVNC and a small Xfce, D-Bus per session.
+    packages+=(tigervnc-standalone-server xfce4-session xfwm4 xfce4-panel xfdesktop4 xfce4-terminal xfce4-settings dbus-x11 xdotool xauth)
+    # The SVG loader of GdkPixbuf (a recommendation, which --no-install-recommends leaves out):
+    # Debian 13's Xfce draws its default backdrop from an SVG, and the desktop was black without it.
+    packages+=(librsvg2-common)
+    # Prometheus and the nodes' exporter (deploy/local/prometheus.sh).
+    packages+=(prometheus prometheus-node-exporter)
+    # What code-server's npm guide asks for to build VS Code's native modules (code_server.sh).
+    packages+=(build-essential pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
+fi
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).
 # libnss3-tools: certutil, which puts the demo CA in the tests' Chromium store (https.sh trust).
 # nginx: the HTTPS front a site may put before the hub (tests/integration/security/test_nginx_front.py).
@@ -65,6 +81,8 @@ if [ "${#missing[@]}" -gt 0 ]; then
     fi
 fi
 
+[ "${PORTAL_INSTALL_ONLY:-}" = packages ] && { say "Debian packages installed"; exit 0; }
+
 # The job runs as the user: its code and venv must be readable by every user.
 if ! runuser -u nobody -- test -r "$REPO/gpuportal_session/singleuser.py"; then
     echo "[install] $REPO is not readable by other users; the jobs (which run as the user)" \
@@ -74,6 +92,8 @@ fi
 
 # One set of extras for demo and tests alike, so that switching between them never rebuilds.
 extras="hub,portal,session,cli,test,docs"
+# The image runs the stack, not its tests or docs.
+[ "$IMAGE" = 1 ] && extras="hub,portal,session,cli"
 stamp="$VENV/.portal-installed"
 want="$(sha256sum "$REPO/pyproject.toml" | cut -c1-16) $extras $REPO"
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
@@ -124,8 +144,13 @@ fi
 # carries its own notebook diff; nbdime's Python side (which it uses) stays.
 rm -rf "$VENV/share/jupyter/labextensions/nbdime-jupyterlab"
 bash "$HERE/labextension.sh" "$VENV"
-bash "$HERE/code_server.sh" "$VENV"
-bash "$HERE/environments.sh" "$VENV"
+if [ "$IMAGE" = 0 ]; then
+    bash "$HERE/code_server.sh" "$VENV"
+    bash "$HERE/environments.sh" "$VENV"
+fi
+# Podman and its settings for docker-compose.yml's test (tests/compose), on Debian 12, where it
+# was set up and run.
+[ "$WITH_TESTS" = 1 ] && [ "$VERSION_ID" = 12 ] && bash "$HERE/podman.sh" install
 # The dashboard's schema check (tests/unit/test_grafana_dashboard.py) needs Grafana's types from
 # npm: fetched here, where the install has the network (a Debian 13 root's tests have none).
 [ "$WITH_TESTS" = 1 ] && bash "$REPO/deploy/grafana/check_dashboard.sh" --install

@@ -1,0 +1,1 @@
+"""docker-compose.yml with podman: see test_compose_up.py."""
