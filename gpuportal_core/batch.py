@@ -235,6 +235,7 @@ class BatchJob:
                     prefix=self.environment.prefix,
                     modules=self.environment.modules,
                     image=self.environment.image,
+                    engine=self.environment.engine,
                 )
             except EnvironmentSpecError as error:
                 raise BatchJobError("environment", str(error)) from None

@@ -1,8 +1,10 @@
 """Software environments: what a job activates before JupyterLab starts.
 
 A venv or conda prefix (JupyterLab and this package's `session` extras installed in it), a list
-of environment modules (Lmod, loaded on top of the session venv), or a container image (run
-with apptainer, JupyterLab inside). Admins say which profiles offer each one.
+of environment modules (Lmod, loaded on top of the session venv), or a container image with
+JupyterLab inside, run by its engine: apptainer (a .sif file or a reference), or podman,
+rootless as the user (an OCI archive an admin published, or a registry reference:
+gpuportal_session.container). Admins say which profiles offer each one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,15 @@ OWN_PYTHON_KINDS = frozenset({"venv", "conda", "container"})
 PREFIX_RE = re.compile(r"/[A-Za-z0-9_.+/-]{0,200}")
 MODULE_RE = re.compile(r"[A-Za-z0-9_.+-]{1,60}(?:/[A-Za-z0-9_.+-]{1,60}){0,3}")
 IMAGE_RE = re.compile(r"(?:/|docker://|oras://|library://)[A-Za-z0-9_.+/:@-]{1,250}")
+# What runs a container environment's image.
+ENGINES = ("apptainer", "podman")
+# podman: an OCI archive's absolute path (podman save --format oci-archive), or a registry
+# reference: host[:port]/path[:tag][@sha256:digest].
+PODMAN_IMAGE_RE = re.compile(
+    r"/[A-Za-z0-9_.+/-]{1,240}\.tar"
+    r"|[a-z0-9][a-z0-9.-]{0,100}(?::[0-9]{1,5})?/[a-z0-9._/-]{1,120}"
+    r"(?::[A-Za-z0-9_.-]{1,64})?(?:@sha256:[0-9a-f]{64})?"
+)
 
 
 class EnvironmentSpecError(ValueError):
@@ -42,10 +53,15 @@ class SoftwareEnvironment:
     # Profiles that offer it; empty means every profile.
     profiles: frozenset[str] = field(default_factory=frozenset)
     description: str = ""
+    engine: str = "apptainer"  # a container's: one of ENGINES
 
     def __post_init__(self) -> None:
         check_environment_fields(
-            kind=self.kind, prefix=self.prefix, modules=self.modules, image=self.image
+            kind=self.kind,
+            prefix=self.prefix,
+            modules=self.modules,
+            image=self.image,
+            engine=self.engine,
         )
         if not SLUG_RE.fullmatch(self.slug):
             raise EnvironmentSpecError(
@@ -61,11 +77,13 @@ class SoftwareEnvironment:
         if self.kind == "modules":
             return "modules: " + " ".join(self.modules)
         if self.kind == "container":
-            return f"container {self.image}"
+            return f"container {self.image} ({self.engine})"
         return f"{self.kind} {self.prefix}"
 
 
-def check_environment_fields(*, kind: str, prefix: str, modules: Sequence[str], image: str) -> None:
+def check_environment_fields(
+    *, kind: str, prefix: str, modules: Sequence[str], image: str, engine: str = "apptainer"
+) -> None:
     """The rule of each kind: what it needs, and the alphabet of each value (they reach bash)."""
     if kind not in KINDS:
         raise EnvironmentSpecError("kind", f"must be one of {', '.join(KINDS)}, not {kind!r}")
@@ -81,9 +99,20 @@ def check_environment_fields(*, kind: str, prefix: str, modules: Sequence[str], 
                 raise EnvironmentSpecError(
                     "modules", f"{module!r}: use letters, digits and _ . + - with / between parts"
                 )
-    if kind == "container" and not IMAGE_RE.fullmatch(image):
+    if kind != "container":
+        return
+    if engine not in ENGINES:
+        raise EnvironmentSpecError("engine", f"must be one of {', '.join(ENGINES)}, not {engine!r}")
+    if engine == "apptainer" and not IMAGE_RE.fullmatch(image):
         raise EnvironmentSpecError(
             "image", "must be an absolute .sif path or a docker://, oras://, library:// reference"
+        )
+    if engine == "podman" and not PODMAN_IMAGE_RE.fullmatch(image):
+        raise EnvironmentSpecError(
+            "image",
+            "must be an OCI archive's absolute path (/srv/images/session.tar, made by podman "
+            "save --format oci-archive) or a registry reference such as "
+            "registry.example.org/team/session:1",
         )
 
 
@@ -99,6 +128,7 @@ def environment_from_record(record: Mapping[str, Any]) -> SoftwareEnvironment:
             image=str(record.get("image") or ""),
             profiles=frozenset(str(p) for p in record.get("profiles") or ()),
             description=str(record.get("description") or ""),
+            engine=str(record.get("engine") or "apptainer"),
         )
     except (KeyError, TypeError) as error:
         raise EnvironmentSpecError("record", f"{record.get('slug', '?')!r} lacks {error}") from None

@@ -68,6 +68,9 @@ class SingleUserJob:
     tag: str = ""
     # The GPUs' kind (gres.conf's Type, a MIG slice's profile); "" for any.
     gpu_type: str = ""
+    # Folders a podman container session mounts besides the home and the shared folder (the
+    # project areas), where they exist on the node.
+    container_mounts: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         _check(USERNAME_RE, self.user, "user name")
@@ -81,6 +84,11 @@ class SingleUserJob:
         _check(PATH_RE, self.workdir, "working directory")
         if self.venv:
             _check(PATH_RE, self.venv, "venv path")
+        for mount in self.container_mounts:
+            _check(PATH_RE, mount, "container mount")
+        if self.runs_in_podman and not self.venv:
+            # The node's session venv runs gpuportal_session.container, outside the image.
+            raise ScriptError("a podman environment needs the session venv on the nodes")
         if self.token_file:
             _check(PATH_RE, self.token_file, "token file")
             if TOKEN_VARS & set(self.export_vars):
@@ -104,6 +112,7 @@ class SingleUserJob:
                     prefix=self.environment.prefix,
                     modules=self.environment.modules,
                     image=self.environment.image,
+                    engine=self.environment.engine,
                 )
             except EnvironmentSpecError as error:
                 raise ScriptError(str(error)) from None
@@ -112,6 +121,11 @@ class SingleUserJob:
                 check_sbatch_option(option, value, where="extra option")
             except ProfileError as error:
                 raise ScriptError(str(error)) from None
+
+    @property
+    def runs_in_podman(self) -> bool:
+        env = self.environment
+        return env is not None and env.kind == "container" and env.engine == "podman"
 
     @classmethod
     def from_request(
@@ -127,6 +141,7 @@ class SingleUserJob:
         token_file: str = "",
         modules_init: str = "/etc/profile.d/lmod.sh",
         tag: str = "",
+        container_mounts: Sequence[str] = (),
     ) -> SingleUserJob:
         profile = request.profile
         return cls(
@@ -146,6 +161,7 @@ class SingleUserJob:
             token_file=token_file,
             extra_options=tuple(sorted(profile.sbatch_options.items())),
             environment=request.environment,
+            container_mounts=tuple(container_mounts),
             modules_init=modules_init,
             tag=tag,
         )
@@ -206,6 +222,8 @@ def render_singleuser_script(job: SingleUserJob, *, templates_dir: Path = TEMPLA
         command=shlex.join(job.command),
         extra_options=job.extra_options,
         environment=job.environment,
+        podman=job.runs_in_podman,
+        container_mounts=job.container_mounts,
         modules_init=job.modules_init,
         tag=job.tag,
     )

@@ -252,6 +252,7 @@ ENVIRONMENT_EDITABLE = (
     "title",
     "description",
     "kind",
+    "engine",
     "prefix",
     "modules",
     "image",

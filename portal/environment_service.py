@@ -6,6 +6,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from gpuportal_adapters.image_archive import archive_problem
 from gpuportal_core.environments import EnvironmentSpecError, check_environment_fields
 from gpuportal_portal import crud
 from gpuportal_portal.models import Environment
@@ -22,9 +23,14 @@ def check_environment(session: Session, values: dict[str, Any]) -> list[Problem]
             prefix=values["prefix"],
             modules=values["modules"],
             image=values["image"],
+            engine=values["engine"],
         )
     except EnvironmentSpecError as error:
         problems.append(Problem(error.field, error.message))
+    else:
+        problem = image_problem(values)
+        if problem:
+            problems.append(Problem("image", problem))
     known = {profile.slug for profile in crud.list_profiles(session)}
     unknown = sorted(set(values["profiles"]) - known)
     if unknown:
@@ -35,6 +41,17 @@ def check_environment(session: Session, values: dict[str, Any]) -> list[Problem]
             )
         )
     return problems
+
+
+def image_problem(values: dict[str, Any]) -> str | None:
+    """A podman archive is looked into before it is offered (readable by every user, an OCI
+    archive, JupyterLab and the session package inside); a registry reference is checked
+    where it is pulled, at the first start in a job, which says what failed."""
+    if values["kind"] != "container" or values["engine"] != "podman":
+        return None
+    if not values["image"].startswith("/"):
+        return None
+    return archive_problem(values["image"])
 
 
 def create(session: Session, *, data: EnvironmentCreate, actor: str) -> Environment:

@@ -74,6 +74,8 @@ class Environment(Base):
     prefix: Mapped[str] = mapped_column(String(250), default="")
     modules: Mapped[list[str]] = mapped_column(default=list)
     image: Mapped[str] = mapped_column(String(300), default="")
+    # A container's engine (gpuportal_core.environments.ENGINES); apptainer for the others.
+    engine: Mapped[str] = mapped_column(String(20), default="apptainer")
     profiles: Mapped[list[str]] = mapped_column(default=list)
     enabled: Mapped[bool] = mapped_column(default=True)
     position: Mapped[int] = mapped_column(default=0)

@@ -96,6 +96,9 @@ class EnvironmentCreate(BaseModel):
     title: Title
     description: Description = ""
     kind: Literal["venv", "conda", "modules", "container"]
+    # A container's engine: apptainer (a .sif or a reference), podman (an OCI archive's path
+    # or a registry reference), rootless as the user in the job.
+    engine: Literal["apptainer", "podman"] = "apptainer"
     prefix: str = Field("", max_length=250)
     modules: Modules = Field(default_factory=list)
     image: str = Field("", max_length=300)
@@ -110,6 +113,7 @@ class EnvironmentUpdate(BaseModel):
     title: Title | None = None
     description: Description | None = None
     kind: Literal["venv", "conda", "modules", "container"] | None = None
+    engine: Literal["apptainer", "podman"] | None = None
     prefix: str | None = Field(None, max_length=250)
     modules: Modules | None = None
     image: str | None = Field(None, max_length=300)
@@ -122,6 +126,7 @@ class EnvironmentPublic(BaseModel):
     title: str
     description: str
     kind: str
+    engine: str
     prefix: str
     modules: list[str]
     image: str

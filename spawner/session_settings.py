@@ -27,6 +27,12 @@ class SessionJobSettings(SlurmSpawner):
         config=True,
         help="The cluster's shared data area, linked as ~/shared in every session, e.g. /data.",
     )
+    container_mounts = List(
+        ["/projects"],
+        config=True,
+        help="Folders a session in a podman image mounts besides the home and the shared "
+        "folder (the project areas), each where it exists on the node, e.g. ['/projects'].",
+    )
     modules_init = Unicode(
         "/etc/profile.d/lmod.sh",
         config=True,

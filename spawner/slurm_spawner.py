@@ -233,6 +233,7 @@ class GpuSlurmSpawner(SessionJob):
             token_file=self.files.token_file(log_dir),
             modules_init=self.modules_init,
             tag=self.tag,
+            container_mounts=self.container_mounts,
         )
         try:
             job_id = await self.slurm.submit(

@@ -29,6 +29,13 @@ ENVIRONMENTS = {
     "container": SoftwareEnvironment(
         slug="ngc", title="NGC", kind="container", image="/opt/images/pytorch-24.10.sif"
     ),
+    "podman": SoftwareEnvironment(
+        slug="session-image",
+        title="Session image",
+        kind="container",
+        engine="podman",
+        image="/srv/gpuportal-images/gpuportal-session.tar",
+    ),
 }
 # What the goldens cover: each profile, then each environment kind on gpu-1.
 GOLDEN_CASES = [(slug, "") for slug in SHIPPED_SLUGS] + [("gpu-1", kind) for kind in ENVIRONMENTS]
@@ -52,6 +59,7 @@ def golden_job(slug: str, user: str = "alice", environment: str = "") -> SingleU
         venv="/opt/gpuportal/venv",
         token_file=f"/home/{user}/.jupyterhub-logs/token-default",
         tag=str(session_tag(hub="local", user=user, server="")),
+        container_mounts=["/projects"],
     )
 
 

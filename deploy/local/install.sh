@@ -148,9 +148,11 @@ if [ "$IMAGE" = 0 ]; then
     bash "$HERE/code_server.sh" "$VENV"
     bash "$HERE/environments.sh" "$VENV"
 fi
-# Podman and its settings for docker-compose.yml's test (tests/compose), on Debian 12, where it
-# was set up and run.
-[ "$WITH_TESTS" = 1 ] && [ "$VERSION_ID" = 12 ] && bash "$HERE/podman.sh" install
+# Podman and its settings (docker-compose.yml's test, sessions in container images) and the
+# demo's session image, on Debian 12, where they were set up and run.
+if [ "$IMAGE" = 0 ] && [ "$VERSION_ID" = 12 ]; then
+    bash "$HERE/podman.sh" session-image
+fi
 # The dashboard's schema check (tests/unit/test_grafana_dashboard.py) needs Grafana's types from
 # npm: fetched here, where the install has the network (a Debian 13 root's tests have none).
 [ "$WITH_TESTS" = 1 ] && bash "$REPO/deploy/grafana/check_dashboard.sh" --install

@@ -6,6 +6,9 @@
 #   podman.sh base         localhost/debian:12, a Debian 12 root made by debootstrap (once)
 #   podman.sh image        gpuportal:local, docker-compose.yml's image (deploy/docker/Dockerfile)
 #                          from that base; built again only when the repository changed
+#   podman.sh session-image   the demo's session image (deploy/docker/session.Containerfile)
+#                          as an OCI archive that every user's podman can load:
+#                          SESSION_ARCHIVE (/srv/gpuportal-images/gpuportal-session.tar)
 #   podman.sh up           docker-compose.yml with podman-compose (project gpuportal), then
 #                          each service's health check until all pass (podman runs them on
 #                          a systemd timer, and this machine has no systemd); the hub on
@@ -20,7 +23,10 @@ BASE=localhost/debian:12
 IMAGE=${PORTAL_COMPOSE_IMAGE:-gpuportal:local}
 PROJECT=${PORTAL_COMPOSE_PROJECT:-gpuportal}
 VENV=${PORTAL_VENV:-/opt/gpuportal/venv}
+SESSION_IMAGE=localhost/gpuportal-session:1
+SESSION_ARCHIVE=${PORTAL_SESSION_ARCHIVE:-/srv/gpuportal-images/gpuportal-session.tar}
 CONF=/etc/containers/containers.conf.d/50-gpuportal.conf
+STORAGE_CONF=/etc/containers/storage.conf
 MARK="Written by deploy/local/podman.sh"
 
 say() { printf '[podman] %s\n' "$*"; }
@@ -65,6 +71,33 @@ events_logger = "file"
 [network]
 network_backend = "netavark"
 EOF
+    [ -f "$STORAGE_CONF" ] && ! grep -q "$MARK" "$STORAGE_CONF" && die "$STORAGE_CONF is not this script's; not overwritten"
+    # The users' own podman (a session in a podman image, gpuportal_session.container) keeps
+    # its images and containers on the node's disk, not in the home: a site's homes are on
+    # NFS or Lustre, where overlay mounts fail. Root's stays where Debian puts it.
+    cat >"$STORAGE_CONF" <<EOF
+# $MARK: the users' images on the node's own disk.
+[storage]
+driver = "overlay"
+runroot = "/run/containers/storage"
+graphroot = "/var/lib/containers/storage"
+rootless_storage_path = "/var/tmp/containers-\$USER/storage"
+EOF
+    subordinate_ids
+}
+
+subordinate_ids() {
+    # Rootless podman maps a user's container ids onto subordinate ones (/etc/subuid,
+    # /etc/subgid). useradd gives new users a range once those files exist; the cluster's
+    # users made before podman was installed get one here, apart for each uid.
+    local name uid
+    touch /etc/subuid /etc/subgid
+    while read -r name _; do
+        uid=$(id -u "$name" 2>/dev/null) || continue
+        grep -q "^$name:" /etc/subuid && grep -q "^$name:" /etc/subgid && continue
+        usermod --add-subuids "$((uid * 65536))-$((uid * 65536 + 65535))" \
+            --add-subgids "$((uid * 65536))-$((uid * 65536 + 65535))" "$name"
+    done < <(grep -v '^#' "$HERE/users.tsv")
 }
 
 make_base() {
@@ -111,6 +144,34 @@ build_image() {
     podman image prune -f >/dev/null
 }
 
+build_session_image() {
+    make_base
+    local stamp
+    stamp=$(source_stamp)
+    if [ -f "$SESSION_ARCHIVE" ] &&
+        [ "$(podman image inspect --format '{{index .Labels "org.gpuportal.source"}}' "$SESSION_IMAGE" 2>/dev/null)" = "$stamp" ]; then
+        say "$SESSION_ARCHIVE is up to date"
+        return
+    fi
+    bash "$HERE/labextension.sh" "$VENV"
+    say "$SESSION_IMAGE (deploy/docker/session.Containerfile, from $BASE)"
+    local started=$SECONDS log=/var/tmp/gpuportal-session-image-build.log
+    podman build --network host --build-arg "BASE_IMAGE=$BASE" --label "org.gpuportal.source=$stamp" \
+        --volume /etc/ssl/certs/ca-certificates.crt:/run/host-ca.pem:ro --build-arg HOST_CA=/run/host-ca.pem \
+        --ignorefile "$REPO/deploy/docker/session.containerignore" \
+        -f "$REPO/deploy/docker/session.Containerfile" -t "$SESSION_IMAGE" "$REPO" >"$log" 2>&1 ||
+        { tail -20 "$log" >&2; die "the build failed; its log: $log"; }
+    podman image prune -f >/dev/null
+    # Published where every user's podman can read it, as a site publishes its images (or
+    # pushes them to its registry): read-only for everyone but root.
+    install -d -m 0755 "$(dirname "$SESSION_ARCHIVE")"
+    rm -f "$SESSION_ARCHIVE.new"
+    podman save -q --format oci-archive -o "$SESSION_ARCHIVE.new" "$SESSION_IMAGE"
+    chmod 0644 "$SESSION_ARCHIVE.new"
+    mv "$SESSION_ARCHIVE.new" "$SESSION_ARCHIVE"
+    say "built $SESSION_IMAGE in $((SECONDS - started)) s: $SESSION_ARCHIVE ($(du -h "$SESSION_ARCHIVE" | cut -f1))"
+}
+
 project_containers() {
     podman ps -a --filter "label=io.podman.compose.project=$PROJECT" --format '{{.Names}}'
 }
@@ -141,6 +202,7 @@ case "${1:-}" in
     install) install_podman ;;
     base) install_podman; make_base ;;
     image) install_podman; build_image ;;
+    session-image) install_podman; build_session_image ;;
     up)
         install_podman
         build_image

@@ -23,6 +23,7 @@ def _form_values(form: FormData, *, creating: bool) -> dict[str, Any]:
     values: dict[str, Any] = {
         name: text.get(name, "") for name in ("title", "description", "kind", "prefix", "image")
     }
+    values["engine"] = text.get("engine") or "apptainer"
     values["modules"] = text.get("modules", "").split()
     values["profiles"] = [str(v) for v in form.getlist("profiles")]
     values["enabled"] = "enabled" in text
@@ -40,6 +41,7 @@ def _form(environment: Environment | None) -> dict[str, Any]:
             "title": "",
             "description": "",
             "kind": "venv",
+            "engine": "podman",
             "prefix": "",
             "modules": [],
             "image": "",

@@ -8,11 +8,9 @@ time is printed. Not in the lanes: make test runs it as a part of its own, after
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,7 +18,8 @@ from typing import Any
 
 import pytest
 import requests
-import websocket
+
+from tests.kernels import run_cell
 
 REPO = Path(__file__).resolve().parents[2]
 PODMAN_SH = REPO / "deploy/local/podman.sh"
@@ -107,67 +106,6 @@ class Client:
         return token
 
 
-def run_cell(ca: Path, user: str, token: str, code: str) -> str:
-    """Runs `code` in a new Python kernel of the user's JupyterLab, through the hub's proxy
-    (REST for the kernel, its websocket for the cell), and returns what it printed."""
-    headers = {"Authorization": f"token {token}"}
-    http = requests.Session()
-    http.trust_env = False
-    kernel = http.post(
-        f"{URL}/user/{user}/api/kernels",
-        headers=headers,
-        json={"name": "python3"},
-        verify=str(ca),
-        timeout=60,
-    )
-    assert kernel.status_code == 201, kernel.text
-    kernel_id = kernel.json()["id"]
-    socket = websocket.create_connection(
-        f"wss://127.0.0.1:{PORT}/user/{user}/api/kernels/{kernel_id}/channels",
-        header=[f"Authorization: token {token}"],
-        sslopt={"ca_certs": str(ca)},
-        timeout=60,
-    )
-    msg_id = uuid.uuid4().hex
-    socket.send(
-        json.dumps(
-            {
-                "header": {
-                    "msg_id": msg_id,
-                    "msg_type": "execute_request",
-                    "username": user,
-                    "session": uuid.uuid4().hex,
-                    "version": "5.3",
-                },
-                "parent_header": {},
-                "metadata": {},
-                "content": {"code": code, "silent": False},
-                "channel": "shell",
-            }
-        )
-    )
-    printed = []
-    deadline = time.monotonic() + 60
-    try:
-        while time.monotonic() < deadline:
-            message = json.loads(socket.recv())
-            if message.get("parent_header", {}).get("msg_id") != msg_id:
-                continue
-            kind = message["msg_type"]
-            if kind == "stream":
-                printed.append(message["content"]["text"])
-            elif kind == "error":
-                traceback = "\n".join(message["content"]["traceback"])
-                raise AssertionError(f"the cell failed: {traceback}")
-            elif kind == "status" and message["content"]["execution_state"] == "idle":
-                return "".join(printed)
-    finally:
-        socket.close()
-        kernel_url = f"{URL}/user/{user}/api/kernels/{kernel_id}"
-        http.delete(kernel_url, headers=headers, verify=str(ca), timeout=60)
-    raise AssertionError(f"the cell did not finish in 60 s; printed so far: {printed}")
-
-
 def left_behind() -> list[str]:
     """What of the stack is still on this machine: containers, volumes, its network, firewall
     rules for its addresses, processes of its containers."""
@@ -220,11 +158,12 @@ def test_a_session_and_a_two_node_job_in_the_compose_stack(stack: Path) -> None:
     with phase("a cell runs in it"):
         token = alice.token("alice")
         printed = run_cell(
-            stack,
+            URL,
             "alice",
             token,
             "import os, socket\n"
             "print(socket.gethostname(), os.environ['SLURM_JOB_ID'], os.getuid())",
+            ca=stack,
         )
     host, job_id, uid = printed.split()
     assert (host, job_id) == (job_line[1], job_line[0])

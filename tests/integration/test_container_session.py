@@ -1,0 +1,198 @@
+"""A session in a container image run by podman (the `container` kind's podman engine): an
+admin registers the demo's session image (deploy/local/podman.sh session-image) on the portal,
+which looks into the archive first; alice's JupyterLab then runs inside it, rootless as alice in
+her Slurm job, with the job's GPUs, her home and the hub's internal TLS; Stop, a cancel and the
+time limit leave nothing of her container behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.hubproc import DEMO_CA
+from tests.integration.conftest import Hub, user_jobs, wait_for
+from tests.kernels import run_cell
+
+pytestmark = pytest.mark.integration
+
+ARCHIVE = Path("/srv/gpuportal-images/gpuportal-session.tar")
+ENVIRONMENTS = "/services/portal/api/environments"
+SLUG = "podman-session"
+if shutil.which("podman") is None or not ARCHIVE.exists():
+    pytest.skip(
+        "no podman or no session image (deploy/local/install.sh makes both on Debian 12)",
+        allow_module_level=True,
+    )
+
+
+def alice_podman(*args: str) -> str:
+    """alice's own podman, as her jobs run it (gpuportal_session.container's runtime folder)."""
+    uid = pwd.getpwnam("alice").pw_uid
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/home/alice", "USER": "alice"}
+    env["XDG_RUNTIME_DIR"] = f"/tmp/gpuportal-podman-{uid}"
+    result = subprocess.run(
+        [
+            "runuser",
+            "-u",
+            "alice",
+            "--",
+            "env",
+            *[f"{k}={v}" for k, v in env.items()],
+            "podman",
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd="/tmp",
+    )
+    return result.stdout
+
+
+def leftovers() -> list[str]:
+    """alice's containers and their processes (conmon, the container's init, JupyterLab). The
+    pause process rootless podman keeps per user (`catatonit -P`, its user namespace) stays,
+    as a login's would: it belongs to no container."""
+    left = [
+        f"container {name}" for name in alice_podman("ps", "-a", "--format", "{{.Names}}").split()
+    ]
+    processes = subprocess.run(
+        ["pgrep", "-a", "-u", "alice", "conmon|podman-init|jupyterhub-singleuser"],
+        capture_output=True,
+        text=True,
+    ).stdout
+    return left + [f"process {line}" for line in processes.splitlines()]
+
+
+@pytest.fixture
+def registered(hub: Hub, clean: None) -> str:
+    """The session image registered by carol (an admin) through the portal's API."""
+    carol = hub.login("carol")
+    token = hub.api(carol, "POST", "/users/carol/tokens", json={"note": "podman"}).json()["token"]
+    headers = {"Authorization": f"token {token}"}
+    body = {
+        "slug": SLUG,
+        "title": "Session image (podman test)",
+        "kind": "container",
+        "engine": "podman",
+        "image": str(ARCHIVE),
+    }
+    created = requests.post(f"{hub.url}{ENVIRONMENTS}", headers=headers, json=body, timeout=60)
+    # Made by an earlier test on this hub: environments are disabled, never deleted.
+    assert created.status_code in (201, 409), created.text
+    return token
+
+
+def spawn(hub: Hub, session: requests.Session, runtime: str = "") -> None:
+    options: dict[str, Any] = {"profile": "gpu-1", "environment": SLUG}
+    if runtime:
+        options["runtime"] = runtime
+    response = hub.api(session, "POST", "/users/alice/server", json={"user_options": options})
+    assert response.status_code in (201, 202), response.text
+    # The first start loads the archive into alice's storage (about 20 s here), once.
+    hub.wait_ready(session, "alice", timeout=240)
+
+
+@pytest.fixture
+def not_an_archive() -> Iterator[Path]:
+    path = ARCHIVE.parent / "test-not-an-archive.tar"
+    path.write_bytes(b"\0" * 1024)
+    path.chmod(0o644)
+    yield path
+    path.unlink()
+
+
+def test_an_archive_without_jupyterlab_is_refused_saying_why(
+    hub: Hub, registered: str, not_an_archive: Path
+) -> None:
+    headers = {"Authorization": f"token {registered}"}
+    body = {"slug": "broken", "title": "Broken", "kind": "container", "engine": "podman"}
+    answer = requests.post(
+        f"{hub.url}{ENVIRONMENTS}",
+        headers=headers,
+        json={**body, "image": str(not_an_archive)},
+        timeout=60,
+    )
+    assert answer.status_code == 422, answer.text
+    assert "is not an OCI archive" in answer.text and "podman save" in answer.text
+    missing = requests.post(
+        f"{hub.url}{ENVIRONMENTS}",
+        headers=headers,
+        json={**body, "image": "/srv/gpuportal-images/none.tar"},
+        timeout=60,
+    )
+    assert missing.status_code == 422 and "does not exist" in missing.text, missing.text
+
+
+def test_jupyterlab_runs_in_the_image_with_the_jobs_gpus_and_her_home(
+    hub: Hub, registered: str
+) -> None:
+    alice = hub.login("alice")
+    spawn(hub, alice)
+    job_id, node = user_jobs("alice", "%i|%N")[0].split("|")
+    token = hub.api(alice, "POST", "/users/alice/tokens", json={"note": "podman"}).json()["token"]
+    marker = Path("/home/alice/podman-test-marker")
+    marker.unlink(missing_ok=True)
+    printed = run_cell(
+        hub.url,
+        "alice",
+        token,
+        "import json, os, sys, glob\n"
+        "open(os.path.expanduser('~/podman-test-marker'), 'w').write('from the image')\n"
+        "print(json.dumps({'containerenv': os.path.exists('/run/.containerenv'),\n"
+        "  'python': sys.executable, 'uid': os.getuid(), 'home': os.environ['HOME'],\n"
+        "  'job': os.environ.get('SLURM_JOB_ID'), 'node': os.environ.get('SLURMD_NODENAME'),\n"
+        "  'cuda': os.environ.get('CUDA_VISIBLE_DEVICES'),\n"
+        "  'devices': sorted(glob.glob('/var/lib/portal-local/fakedev/nvidia*')),\n"
+        "  'slurm_conf': os.path.exists('/etc/slurm/slurm.conf')}))",
+        ca=DEMO_CA,
+    )
+    inside = json.loads(printed)
+    # In the image (its own Python, not the node's venv), as alice, in her job.
+    assert inside["containerenv"] is True
+    assert inside["python"].startswith("/opt/gpuportal-session/venv/")
+    assert inside["uid"] == pwd.getpwnam("alice").pw_uid
+    assert inside["home"] == "/home/alice"
+    assert (inside["job"], inside["node"]) == (job_id, node)
+    # The job's one GPU as Slurm set it: its variable, and its device file alone.
+    assert inside["cuda"] is not None and len(inside["cuda"].split(",")) == 1
+    assert len(inside["devices"]) == 1, inside["devices"]
+    # The node's own files stay out; the home is hers, written as her.
+    assert inside["slurm_conf"] is False
+    assert marker.read_text() == "from the image"
+    assert marker.stat().st_uid == pwd.getpwnam("alice").pw_uid
+    marker.unlink()
+    assert alice_podman("ps", "--format", "{{.Names}}").split() == [f"gpuportal-job-{job_id}"]
+
+    hub.stop_server(alice, "alice")
+    wait_for(lambda: not leftovers(), 30, "alice's container to go after Stop")
+
+
+def test_a_cancel_and_the_time_limit_leave_no_container(hub: Hub, registered: str) -> None:
+    alice = hub.login("alice")
+    spawn(hub, alice)
+    job_id = user_jobs("alice", "%i")[0]
+    subprocess.run(["scancel", job_id], check=True, timeout=20)
+    wait_for(
+        lambda: not user_jobs("alice") and not leftovers(),
+        60,
+        "the cancelled job's container to go",
+    )
+    hub.stop_server(alice, "alice")
+
+    spawn(hub, alice, runtime="00:01:00")
+    started = time.monotonic()
+    wait_for(lambda: not user_jobs("alice"), 150, "the time limit to end the job")
+    wait_for(lambda: not leftovers(), 30, "the container to go at the time limit")
+    print(f"ended by its time limit after {time.monotonic() - started:.0f} s")
+    assert os.path.exists(ARCHIVE)
