@@ -312,6 +312,7 @@ c.JupyterHub.services = [
             "PORTAL_ADMIN_GROUPS": json.dumps(portal_admin_groups),
             "PORTAL_DEFAULT_PARTITION": settings.partition,
             "PORTAL_SEED_ENVIRONMENTS": json.dumps(seed_environments),
+            "PORTAL_SESSION_VENV": session_venv,
             "PORTAL_AUDIT_DIR": str(audit_dir),
             # What ended jobs used is read from sacct once per poll interval of the hub's.
             "PORTAL_USE_LOOK_SECONDS": str(settings.poll_interval),

@@ -25,6 +25,11 @@ class ClusterSettings(BaseSettings):
         "", description="Directory of the Slurm commands, e.g. /usr/bin; empty: on PATH."
     )
     slurm_timeout: float = Field(20.0, description="Seconds before a Slurm command is given up.")
+    session_venv: str = Field(
+        "/opt/gpuportal/venv",
+        description="The venv JupyterLab runs from on the nodes (it also runs the podman "
+        "images of sessions and jobs: gpuportal_session.container).",
+    )
 
 
 class HubSettings(ClusterSettings):
@@ -90,9 +95,6 @@ class HubSettings(ClusterSettings):
     partition: str = Field("gpu", description="The partition of the configured profiles.")
     shared_dir: str = Field(
         "/srv/gpuportal-shared", description="The shared folder every session links to."
-    )
-    session_venv: str = Field(
-        "/opt/gpuportal/venv", description="The venv JupyterLab runs from on the nodes."
     )
     session_listen_ip: str = Field(
         "", description="Where JupyterLab listens in its job; empty: its node's own address."

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuportal_core.environments import (
+    PODMAN_IMAGE_RE,
     EnvironmentSpecError,
     SoftwareEnvironment,
     check_environment_fields,
@@ -36,7 +37,7 @@ JOB_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
 # Pyxis (enroot) image references, e.g. nvcr.io#nvidia/pytorch:24.10-py3 or docker://ubuntu:22.04.
 PYXIS_IMAGE_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+/:@#-]{0,250}|/[A-Za-z0-9_.+/-]{1,250}")
 APPTAINER_IMAGE_RE = re.compile(r"(?:/|docker://|oras://|library://)[A-Za-z0-9_.+/:@-]{1,250}")
-CONTAINER_KINDS = ("pyxis", "apptainer")
+CONTAINER_KINDS = ("pyxis", "apptainer", "podman")
 # The first word of a command: a program on PATH (hostname, python) or an absolute path.
 PROGRAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}|/[A-Za-z0-9_./+-]{1,250}")
 # A Slurm array: indexes and ranges (with a step), and at most N at once: 0-15:2,20%4.
@@ -127,15 +128,27 @@ class Container:
 
     def __post_init__(self) -> None:
         if self.kind not in CONTAINER_KINDS:
-            raise BatchJobError("container", f"kind must be pyxis or apptainer, not {self.kind!r}")
-        rule = PYXIS_IMAGE_RE if self.kind == "pyxis" else APPTAINER_IMAGE_RE
-        if not rule.fullmatch(self.image):
             raise BatchJobError(
-                "container",
-                "image must be a registry reference such as nvcr.io#nvidia/pytorch:24.10-py3"
-                if self.kind == "pyxis"
-                else "image must be an absolute .sif path or a docker:// reference",
+                "container", f"kind must be pyxis, apptainer or podman, not {self.kind!r}"
             )
+        rules = {
+            "pyxis": (
+                PYXIS_IMAGE_RE,
+                "image must be a registry reference such as nvcr.io#nvidia/pytorch:24.10-py3",
+            ),
+            "apptainer": (
+                APPTAINER_IMAGE_RE,
+                "image must be an absolute .sif path or a docker:// reference",
+            ),
+            "podman": (
+                PODMAN_IMAGE_RE,
+                "image must be an OCI archive's absolute path (/srv/images/session.tar) or a "
+                "registry reference such as registry.example.org/team/session:1",
+            ),
+        }
+        rule, message = rules[self.kind]
+        if not rule.fullmatch(self.image):
+            raise BatchJobError("container", message)
 
 
 def check_user_path(path: str, *, roots: Sequence[str], what: str) -> str:
@@ -182,6 +195,9 @@ class BatchJob:
     command: tuple[str, ...] = ()  # a program and its arguments, run as given (no script)
     array: str = ""  # Slurm --array, e.g. 0-3: one job per index
     gpu_type: str = ""  # the GPUs' kind (gpuportal_core.gres); "" for any
+    # The node's session venv: its Python runs a podman container's tasks
+    # (gpuportal_session.container), outside the image.
+    session_venv: str = ""
 
     def __post_init__(self) -> None:
         if not USERNAME_RE.fullmatch(self.user):
@@ -239,6 +255,13 @@ class BatchJob:
                 )
             except EnvironmentSpecError as error:
                 raise BatchJobError("environment", str(error)) from None
+        if self.session_venv and not PATH_RE.fullmatch(self.session_venv):
+            raise BatchJobError("session_venv", "is not a safe path")
+        if self.container is not None and self.container.kind == "podman":
+            if not self.session_venv:
+                raise BatchJobError("container", "podman needs the session venv on the nodes")
+            if self.environment is not None:
+                raise BatchJobError("environment", "the image brings its own: leave it out")
         for option, value in self.extra_options:
             try:
                 check_sbatch_option(option, value, where="extra option")
@@ -300,6 +323,8 @@ def render_batch_script(job: BatchJob, *, templates_dir: Path = TEMPLATES_DIR) -
         args=shlex.join(job.args),
         environment=job.environment,
         container=job.container,
+        # The user's areas (home, project areas) a podman container mounts.
+        container_mounts=job.allowed_roots,
         modules_init=job.modules_init,
         extra_options=job.extra_options,
     )

@@ -31,11 +31,12 @@ class JobEnvironment(BaseModel):
 
 
 class JobContainer(BaseModel):
-    """Run the workers in a container: Pyxis (`srun --container-image`) or Apptainer."""
+    """Run the workers in a container: Pyxis (`srun --container-image`), Apptainer, or podman
+    (rootless as you, each task in the image: an OCI archive's path or a registry reference)."""
 
     model_config = ConfigDict(extra="forbid")
 
-    kind: Literal["pyxis", "apptainer"]
+    kind: Literal["pyxis", "apptainer", "podman"]
     image: str = Field(max_length=300, examples=["nvcr.io#nvidia/pytorch:24.10-py3"])
 
 

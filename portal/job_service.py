@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from gpuportal_adapters.image_archive import archive_problem
 from gpuportal_adapters.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core.batch import (
     BatchJob,
@@ -87,6 +88,11 @@ def build_job(data: JobCreate, *, user: str, home: str, settings: PortalSettings
         except EnvironmentSpecError as error:
             raise BatchJobError("environment", error.message) from None
     container = Container(data.container.kind, data.container.image) if data.container else None
+    if container is not None and container.kind == "podman" and container.image.startswith("/"):
+        # The archive looked into as the environments page does (cached per version of it).
+        problem = archive_problem(container.image)
+        if problem:
+            raise BatchJobError("container", problem)
     script = data.script
     command = split_command(data.command) if data.command.strip() else ()
     if not command and not script:
@@ -115,6 +121,7 @@ def build_job(data: JobCreate, *, user: str, home: str, settings: PortalSettings
         allowed_roots=(home, *settings.project_roots),
         command=command,
         array=data.array.strip(),
+        session_venv=settings.session_venv,
     )
 
 
@@ -223,7 +230,8 @@ async def prepare(
     if home is None:
         home = await asyncio.to_thread(_home, user)
     try:
-        job = build_job(data, user=user, home=home, settings=settings)
+        # In a thread: a podman archive is looked into (seconds, the first time).
+        job = await asyncio.to_thread(build_job, data, user=user, home=home, settings=settings)
     except BatchJobError as error:
         raise RuleViolation([Problem(error.field, error.message)]) from None
     problems = await check_against_cluster(job, catalog)

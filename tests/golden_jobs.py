@@ -73,6 +73,7 @@ CONTAINERS = {
     "": None,
     "pyxis": Container("pyxis", "nvcr.io#nvidia/pytorch:24.10-py3"),
     "apptainer": Container("apptainer", "/opt/images/pytorch-24.10.sif"),
+    "podman": Container("podman", "/srv/gpuportal-images/gpuportal-session.tar"),
 }
 BATCH_CASES = [(launcher, container) for launcher in LAUNCHERS for container in CONTAINERS]
 
@@ -94,7 +95,8 @@ def golden_batch_job(launcher: str, container: str = "", user: str = "alice") ->
         output=f"/home/{user}/.gpuportal-jobs/%x-%j.out",
         environment=None if container else ENVIRONMENTS["venv"],
         container=CONTAINERS[container],
-        allowed_roots=(f"/home/{user}",),
+        allowed_roots=(f"/home/{user}", "/projects"),
+        session_venv="/opt/gpuportal/venv",
     )
 
 

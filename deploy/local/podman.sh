@@ -25,6 +25,8 @@ PROJECT=${PORTAL_COMPOSE_PROJECT:-gpuportal}
 VENV=${PORTAL_VENV:-/opt/gpuportal/venv}
 SESSION_IMAGE=localhost/gpuportal-session:1
 SESSION_ARCHIVE=${PORTAL_SESSION_ARCHIVE:-/srv/gpuportal-images/gpuportal-session.tar}
+WHEELS=${PORTAL_WHEELS:-/opt/wheels}
+TORCH_VERSION=2.13.0  # the torch environment's (environments.sh)
 CONF=/etc/containers/containers.conf.d/50-gpuportal.conf
 STORAGE_CONF=/etc/containers/storage.conf
 MARK="Written by deploy/local/podman.sh"
@@ -156,8 +158,17 @@ build_session_image() {
     bash "$HERE/labextension.sh" "$VENV"
     say "$SESSION_IMAGE (deploy/docker/session.Containerfile, from $BASE)"
     local started=$SECONDS log=/var/tmp/gpuportal-session-image-build.log
+    # PyTorch for the demo's multi-node jobs in the image (torchrun): the CPU build, where this
+    # machine has its wheel (PyPI's is CUDA's, gigabytes); without it the image has none.
+    local torch=()
+    if compgen -G "$WHEELS/torch-$TORCH_VERSION+cpu-*.whl" >/dev/null; then
+        torch=(--volume "$WHEELS:/run/wheels:ro" --build-arg WHEELS=/run/wheels --build-arg "EXTRA_PIP=torch==$TORCH_VERSION")
+    else
+        say "no CPU build of PyTorch in $WHEELS: the session image has no PyTorch"
+    fi
     podman build --network host --build-arg "BASE_IMAGE=$BASE" --label "org.gpuportal.source=$stamp" \
         --volume /etc/ssl/certs/ca-certificates.crt:/run/host-ca.pem:ro --build-arg HOST_CA=/run/host-ca.pem \
+        "${torch[@]}" \
         --ignorefile "$REPO/deploy/docker/session.containerignore" \
         -f "$REPO/deploy/docker/session.Containerfile" -t "$SESSION_IMAGE" "$REPO" >"$log" 2>&1 ||
         { tail -20 "$log" >&2; die "the build failed; its log: $log"; }

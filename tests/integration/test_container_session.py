@@ -1,14 +1,16 @@
-"""A session in a container image run by podman (the `container` kind's podman engine): an
-admin registers the demo's session image (deploy/local/podman.sh session-image) on the portal,
-which looks into the archive first; alice's JupyterLab then runs inside it, rootless as alice in
-her Slurm job, with the job's GPUs, her home and the hub's internal TLS; Stop, a cancel and the
-time limit leave nothing of her container behind."""
+"""Sessions and jobs in a container image run by podman (the `container` kind's podman engine):
+an admin registers the demo's session image (deploy/local/podman.sh session-image) on the
+portal, which looks into the archive first; alice's JupyterLab then runs inside it, rootless as
+alice in her Slurm job, with the job's GPUs, her home and the hub's internal TLS; Stop, a cancel
+and the time limit leave nothing of her container behind; a 2-node torchrun job runs in the same
+image, and a cancelled job's tasks leave none either."""
 
 from __future__ import annotations
 
 import json
 import os
 import pwd
+import re
 import shutil
 import subprocess
 import time
@@ -21,6 +23,8 @@ import requests
 
 from tests.hubproc import DEMO_CA
 from tests.integration.conftest import Hub, user_jobs, wait_for
+from tests.integration.jobs import install_job_files
+from tests.integration.test_multinode_jobs import JOBS, run_to_the_end, whole_output
 from tests.kernels import run_cell
 
 pytestmark = pytest.mark.integration
@@ -196,3 +200,62 @@ def test_a_cancel_and_the_time_limit_leave_no_container(hub: Hub, registered: st
     wait_for(lambda: not leftovers(), 30, "the container to go at the time limit")
     print(f"ended by its time limit after {time.monotonic() - started:.0f} s")
     assert os.path.exists(ARCHIVE)
+
+
+def _torch_label() -> bool:
+    found = subprocess.run(
+        ["podman", "image", "inspect", "--format", "{{.Labels}}", "localhost/gpuportal-session:1"],
+        capture_output=True,
+        text=True,
+    )
+    return "torch" in found.stdout
+
+
+def test_a_two_node_torchrun_job_runs_in_the_same_image(hub: Hub, registered: str) -> None:
+    if not _torch_label():
+        pytest.skip("the session image was built without PyTorch (no CPU wheel in /opt/wheels)")
+    install_job_files("alice")
+    alice = hub.login("alice")
+    token = hub.api(alice, "POST", "/users/alice/tokens", json={"note": "podman"}).json()["token"]
+    container = {"kind": "podman", "image": str(ARCHIVE)}
+    _, detail = run_to_the_end(
+        hub,
+        token,
+        {
+            "name": "allreduce-podman",
+            "launcher": "torchrun",
+            "nodes": 2,
+            "gpus_per_node": 2,
+            "runtime": "00:10:00",
+            "script": "/home/alice/jobs/allreduce.py",
+            "container": container,
+        },
+        deadline_s=300,
+    )
+    output = whole_output(detail)
+    assert (detail["state"], detail["exit_code"]) == ("COMPLETED", 0), output
+    results = re.findall(
+        r"rank (\d) of 4 on (gpu0[12]) \((\w+)\): all_reduce sum = 10 in (\S+)", output
+    )
+    assert sorted(rank for rank, *_ in results) == ["0", "1", "2", "3"], output
+    assert {node for _, node, _, _ in results} == {"gpu01", "gpu02"}
+    # Every rank ran on the image's Python, the two nodes' containers meeting over the network.
+    assert {prefix for *_, prefix in results} == {"/opt/gpuportal-session/venv"}
+    assert not leftovers()
+
+    # A cancel of a running job in the image: its tasks' containers go with it.
+    headers = {"Authorization": f"token {token}"}
+    body = {
+        "name": "sleeper-podman",
+        "launcher": "srun",
+        "nodes": 2,
+        "gpus_per_node": 1,
+        "runtime": "00:05:00",
+        "command": "sleep 300",
+        "container": container,
+    }
+    job = requests.post(f"{hub.url}{JOBS}", headers=headers, json=body, timeout=60).json()
+    wait_for(lambda: len(alice_podman("ps", "--format", "{{.Names}}").split()) == 2, 120, "2 tasks")
+    cancelled = requests.delete(f"{hub.url}{JOBS}/{job['id']}", headers=headers, timeout=60)
+    assert cancelled.status_code in (200, 202, 204), cancelled.text
+    wait_for(lambda: not user_jobs("alice") and not leftovers(), 60, "the tasks' containers to go")

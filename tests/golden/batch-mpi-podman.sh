@@ -1,0 +1,18 @@
+#!/bin/bash
+# mpi job train-resnet of alice, rendered by the GPU portal.
+#SBATCH --job-name=train-resnet
+#SBATCH --partition=gpu
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=2
+#SBATCH --gres=gpu:2
+#SBATCH --cpus-per-task=8
+#SBATCH --mem=96G
+#SBATCH --time=02:00:00
+#SBATCH --output=/home/alice/.gpuportal-jobs/%x-%j.out
+#SBATCH --chdir=/home/alice/project
+
+set -eo pipefail
+# Since Slurm 22.05 srun no longer inherits --cpus-per-task from the batch step; pass it on.
+export SRUN_CPUS_PER_TASK="$SLURM_CPUS_PER_TASK"
+# One MPI rank per GPU, started by srun (the cluster's MpiDefault plugin wires them up).
+srun --kill-on-bad-exit=1 /opt/gpuportal/venv/bin/python -m gpuportal_session.container --image /srv/gpuportal-images/gpuportal-session.tar --mount /home/alice --mount /projects -- python3 /home/alice/project/train.py --epochs 3 --lr=0.1
