@@ -260,16 +260,21 @@ seed_environments = [
         "modules": ["demo-tools/1.0"],
         "description": "Lmod: module load demo-tools/1.0",
     },
-    {
-        # deploy/local/podman.sh session-image builds it (install.sh, on Debian 12).
-        "slug": "session-image",
-        "title": "Session image (podman)",
-        "kind": "container",
-        "engine": "podman",
-        "image": "/srv/gpuportal-images/gpuportal-session.tar",
-        "description": "JupyterLab in a container image, run by podman as you",
-    },
 ]
+# The demo's session image, where deploy/local/podman.sh session-image made it (install.sh, on
+# Debian 12): JupyterLab in a container image, run by podman as the user.
+session_archive = Path("/srv/gpuportal-images/gpuportal-session.tar")
+if session_archive.exists():
+    seed_environments.append(
+        {
+            "slug": "session-image",
+            "title": "Session image (podman)",
+            "kind": "container",
+            "engine": "podman",
+            "image": str(session_archive),
+            "description": "JupyterLab and PyTorch in a container image, run by podman as you",
+        }
+    )
 c.GpuProfilesSpawner.portal_url = portal_url + "/services/portal"
 # The navigation on the hub's pages links to the portal's (templates/shared/nav_items.html).
 c.JupyterHub.template_vars = {

@@ -24,6 +24,8 @@ import requests
 from tests.hubproc import DEMO_CA
 from tests.integration.conftest import Hub, user_jobs, wait_for
 from tests.integration.jobs import install_job_files
+from tests.integration.test_docs_screenshots import folder
+from tests.integration.test_live_profiles import log_in
 from tests.integration.test_multinode_jobs import JOBS, run_to_the_end, whole_output
 from tests.kernels import run_cell
 
@@ -79,8 +81,9 @@ def leftovers() -> list[str]:
 
 
 @pytest.fixture
-def registered(hub: Hub, clean: None) -> str:
-    """The session image registered by carol (an admin) through the portal's API."""
+def registered(hub: Hub, clean: None) -> Iterator[str]:
+    """The session image registered by carol (an admin) through the portal's API; disabled
+    afterwards (environments are never deleted), so that later spawn pages do not offer it."""
     carol = hub.login("carol")
     token = hub.api(carol, "POST", "/users/carol/tokens", json={"note": "podman"}).json()["token"]
     headers = {"Authorization": f"token {token}"}
@@ -92,9 +95,22 @@ def registered(hub: Hub, clean: None) -> str:
         "image": str(ARCHIVE),
     }
     created = requests.post(f"{hub.url}{ENVIRONMENTS}", headers=headers, json=body, timeout=60)
-    # Made by an earlier test on this hub: environments are disabled, never deleted.
-    assert created.status_code in (201, 409), created.text
-    return token
+    url = f"{hub.url}{ENVIRONMENTS}/{SLUG}"
+    if created.status_code == 409:  # made by an earlier test on this hub, then disabled
+        version = requests.get(
+            f"{hub.url}{ENVIRONMENTS}?all=true", headers=headers, timeout=30
+        ).json()
+        current = next(e["version"] for e in version if e["slug"] == SLUG)
+        enabled = requests.patch(
+            url, headers=headers, json={"version": current, "enabled": True}, timeout=60
+        )
+        assert enabled.status_code == 200, enabled.text
+    else:
+        assert created.status_code == 201, created.text
+    yield token
+    listed = requests.get(f"{hub.url}{ENVIRONMENTS}?all=true", headers=headers, timeout=30).json()
+    current = next(e["version"] for e in listed if e["slug"] == SLUG)
+    requests.patch(url, headers=headers, json={"version": current, "enabled": False}, timeout=60)
 
 
 def spawn(hub: Hub, session: requests.Session, runtime: str = "") -> None:
@@ -259,3 +275,71 @@ def test_a_two_node_torchrun_job_runs_in_the_same_image(hub: Hub, registered: st
     cancelled = requests.delete(f"{hub.url}{JOBS}/{job['id']}", headers=headers, timeout=60)
     assert cancelled.status_code in (200, 202, 204), cancelled.text
     wait_for(lambda: not user_jobs("alice") and not leftovers(), 60, "the tasks' containers to go")
+
+
+# The docs' screenshots of a session in the image (test_docs_screenshots names them too).
+CONTAINER_SHOTS = ("container-spawn-light.png", "container-lab-light.png")
+NOTEBOOK_CELL = (
+    "import os, sys, torch\n"
+    "print('Python:', sys.prefix)\n"
+    "print('in a container:', os.path.exists('/run/.containerenv'))\n"
+    "print('job', os.environ['SLURM_JOB_ID'], 'on', os.environ['SLURMD_NODENAME'],"
+    " 'with GPU', os.environ['CUDA_VISIBLE_DEVICES'])\n"
+    "print('PyTorch', torch.__version__)"
+)
+
+
+def test_the_spawn_form_and_jupyterlab_in_the_image_as_alice_sees_them(
+    hub: Hub, clean: None, browser: Any, tmp_path: Path
+) -> None:
+    """In Chromium: the spawn form with the image chosen, then JupyterLab in it, a notebook
+    cell saying where it runs. The pictures go to the docs (GPUPORTAL_SCREENSHOTS)."""
+    if not _torch_label():
+        pytest.skip("the session image was built without PyTorch")
+    out = folder(tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    notebook = Path("/home/alice/in-the-image.ipynb")
+    notebook.write_text(
+        json.dumps(
+            {
+                "cells": [
+                    {
+                        "cell_type": "code",
+                        "execution_count": None,
+                        "metadata": {},
+                        "outputs": [],
+                        "source": NOTEBOOK_CELL,
+                    }
+                ],
+                "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3"}},
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            }
+        )
+    )
+    subprocess.run(["chown", "alice:", str(notebook)], check=True)
+    page = log_in(browser, hub, "alice", "alice-demo", viewport={"width": 1280, "height": 844})
+    page.set_default_timeout(240_000)
+    page.goto(f"{hub.url}/hub/spawn")
+    page.check("input[name=profile][value=gpu-1]")
+    # The demo's own, seeded since the archive existed at the hub's start.
+    page.check("input[name=environment][value=session-image]")
+    chosen = page.locator("[data-environment=session-image]")
+    assert "(podman)" in chosen.inner_text()
+    chosen.scroll_into_view_if_needed()
+    page.screenshot(path=str(out / CONTAINER_SHOTS[0]))
+    page.click("#spawn_form button[type=submit]")
+    page.wait_for_url("**/user/alice/lab**")
+    page.goto(f"{hub.url}/user/alice/lab/tree/{notebook.name}?reset")
+    page.wait_for_selector(".jp-Notebook .jp-Cell")
+    page.wait_for_selector("#jp-main-statusbar :text('Idle')")
+    page.click("text=Run")
+    page.click(".lm-Menu-itemLabel:text-is('Run All Cells')")
+    output = page.wait_for_selector(".jp-OutputArea-output:has-text('PyTorch')")
+    said = output.inner_text()
+    assert "Python: /opt/gpuportal-session/venv" in said and "in a container: True" in said, said
+    page.screenshot(path=str(out / CONTAINER_SHOTS[1]))
+    page.context.close()
+    notebook.unlink(missing_ok=True)
+    hub.stop_server(hub.login("alice"), "alice")
+    wait_for(lambda: not leftovers(), 30, "alice's container to go")

@@ -52,4 +52,6 @@ def test_the_docs_show_the_screenshots_this_test_takes() -> None:
     # The committed images are this test's: every one the docs name is one of SHOTS, in both
     # modes, and is there.
     named = {f"{name}-{mode}.png" for name in SHOTS for mode in ("light", "dark")}
+    # And a session in a podman image, taken by tests/integration/test_container_session.py.
+    named |= {"container-spawn-light.png", "container-lab-light.png"}
     assert {p.name for p in DOCS_SHOTS.glob("*.png")} == named
