@@ -19,7 +19,7 @@ from typing import IO, Any
 # A file of each package, as a venv's site-packages holds it.
 NEEDED = {
     "JupyterLab": "site-packages/jupyterlab/__init__.py",
-    "the session package (gpuportal_session)": "site-packages/gpuportal_session/__init__.py",
+    "gpuportal_session (the session package)": "site-packages/gpuportal_session/__init__.py",
 }
 
 

@@ -191,12 +191,15 @@ def run_argv(
 
 def podman_env(env: Mapping[str, str]) -> dict[str, str]:
     """Rootless podman needs a runtime folder of the user's own; a Slurm job has none (no
-    login session made one), so it gets one in /tmp, the user's alone."""
+    login session made one), so it gets one in /tmp, the user's alone. And a job has no session
+    bus: podman then starts one of its own (dbus-launch), which outlived the job here; it needs
+    none (cgroupfs, events in a file), so it is told there is none."""
     runtime = env.get("XDG_RUNTIME_DIR", "")
     if not runtime or not os.access(runtime, os.W_OK):
         runtime = f"/tmp/gpuportal-podman-{os.getuid()}"
         os.makedirs(runtime, mode=0o700, exist_ok=True)
-    return {**env, "XDG_RUNTIME_DIR": runtime}
+    bus = env.get("DBUS_SESSION_BUS_ADDRESS") or "disabled:"
+    return {**env, "XDG_RUNTIME_DIR": runtime, "DBUS_SESSION_BUS_ADDRESS": bus}
 
 
 def _podman(args: Sequence[str], env: Mapping[str, str], *, check: bool = True) -> str:
@@ -296,6 +299,19 @@ def supervise(argv: Sequence[str], name: str, env: Mapping[str, str]) -> int:
         _podman(["rm", "--force", "--ignore", "--time=0", name], env, check=False)
         if child.poll() is None:
             child.kill()
+        end_pause_process(env)
+
+
+def end_pause_process(env: Mapping[str, str]) -> None:
+    """Rootless podman keeps a pause process per user and runtime folder (`catatonit -P`, it
+    holds the user's namespace) after its last container. On a node a job's end should leave no
+    process of the user (Slurm sites check; the tests do): once the user has no container left
+    here, it goes too, and the next start makes a new one."""
+    if _podman(["ps", "--all", "--quiet"], env, check=False):
+        return  # another job of the user on this node still runs one
+    pid_file = Path(env["XDG_RUNTIME_DIR"]) / "libpod" / "tmp" / "pause.pid"
+    with contextlib.suppress(OSError, ValueError):
+        os.kill(int(pid_file.read_text().strip()), signal.SIGTERM)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -25,6 +25,7 @@ from tests.hubproc import DEMO_CA
 from tests.integration.conftest import Hub, user_jobs, wait_for
 from tests.integration.jobs import install_job_files
 from tests.integration.test_docs_screenshots import folder
+from tests.integration.test_environment_pages import PORTAL, errors, form_token
 from tests.integration.test_live_profiles import log_in
 from tests.integration.test_multinode_jobs import JOBS, run_to_the_end, whole_output
 from tests.kernels import run_cell
@@ -42,10 +43,15 @@ if shutil.which("podman") is None or not ARCHIVE.exists():
 
 
 def alice_podman(*args: str) -> str:
-    """alice's own podman, as her jobs run it (gpuportal_session.container's runtime folder)."""
+    """alice's own podman, as her jobs run it (gpuportal_session.container's runtime folder, no
+    session bus). It joins her podman's pause process, or starts one: call it only while a
+    container of hers runs, and look at leftovers() without it."""
     uid = pwd.getpwnam("alice").pw_uid
     env = {"PATH": "/usr/bin:/bin", "HOME": "/home/alice", "USER": "alice"}
-    env["XDG_RUNTIME_DIR"] = f"/tmp/gpuportal-podman-{uid}"
+    env |= {
+        "XDG_RUNTIME_DIR": f"/tmp/gpuportal-podman-{uid}",
+        "DBUS_SESSION_BUS_ADDRESS": "disabled:",
+    }
     result = subprocess.run(
         [
             "runuser",
@@ -65,19 +71,26 @@ def alice_podman(*args: str) -> str:
     return result.stdout
 
 
+def alice_containers() -> list[str]:
+    """The containers in alice's podman storage (/etc/containers/storage.conf puts it on the
+    node's disk), read from its file: asking her podman would start its pause process."""
+    state = Path("/var/tmp/containers-alice/storage/overlay-containers/containers.json")
+    if not state.exists():
+        return []
+    return [str(c.get("names", [c.get("id")])[0]) for c in json.loads(state.read_text() or "[]")]
+
+
 def leftovers() -> list[str]:
-    """alice's containers and their processes (conmon, the container's init, JupyterLab). The
-    pause process rootless podman keeps per user (`catatonit -P`, its user namespace) stays,
-    as a login's would: it belongs to no container."""
-    left = [
-        f"container {name}" for name in alice_podman("ps", "-a", "--format", "{{.Names}}").split()
-    ]
+    """alice's containers and every process of hers: the containers' (conmon, their init,
+    JupyterLab) and rootless podman's own (its pause process, `catatonit -P`, which the runner
+    ends with her last container; a session bus, which it is told not to start): a job's end
+    leaves no process of hers (test_session_apps checks that too)."""
     processes = subprocess.run(
-        ["pgrep", "-a", "-u", "alice", "conmon|podman-init|jupyterhub-singleuser"],
-        capture_output=True,
-        text=True,
+        ["ps", "-ww", "-u", "alice", "-o", "pid=,args="], capture_output=True, text=True
     ).stdout
-    return left + [f"process {line}" for line in processes.splitlines()]
+    return [f"container {name}" for name in alice_containers()] + [
+        f"process {line.strip()}" for line in processes.splitlines()
+    ]
 
 
 @pytest.fixture
@@ -343,3 +356,29 @@ def test_the_spawn_form_and_jupyterlab_in_the_image_as_alice_sees_them(
     notebook.unlink(missing_ok=True)
     hub.stop_server(hub.login("alice"), "alice")
     wait_for(lambda: not leftovers(), 30, "alice's container to go")
+
+
+def test_carol_registers_the_image_on_the_environments_page(
+    hub: Hub, clean: None, not_an_archive: Path
+) -> None:
+    """The admin page's form, as an admin registers an image: podman is the engine offered
+    first; a file that is no OCI archive is refused at the Image field, the archive is saved."""
+    carol = hub.login("carol")
+    new = carol.get(f"{hub.url}{PORTAL}/admin/environments/new")
+    assert '<option value="podman" selected>' in new.text
+    fields = {
+        "csrf": form_token(new.text),
+        "slug": "podman-page",
+        "title": "Session image (from the page)",
+        "kind": "container",
+        "engine": "podman",
+        "image": str(not_an_archive),
+        # "enabled" unticked: saved disabled, so the other tests' spawn pages stay as they were
+    }
+    refused = carol.post(f"{hub.url}{PORTAL}/admin/environments/new", data=fields)
+    assert refused.status_code == 422
+    assert "is not an OCI archive" in errors(refused.text)["image"]
+    fields["image"] = str(ARCHIVE)
+    created = carol.post(f"{hub.url}{PORTAL}/admin/environments/new", data=fields)
+    assert created.status_code == 200, errors(created.text)
+    assert f"{ARCHIVE} (podman)" in created.text

@@ -29,12 +29,38 @@ TOOLS = SoftwareEnvironment(
         ({"kind": "modules", "modules": ("cuda 12",)}, "modules", "'cuda 12'"),
         ({"kind": "modules", "modules": ("$(id)",)}, "modules", "'$(id)'"),
         ({"kind": "container", "image": "ubuntu"}, "image", "docker://"),
+        (
+            {"kind": "container", "engine": "docker", "image": "/i.sif"},
+            "engine",
+            "apptainer, podman",
+        ),
+        # podman: an archive's path or a registry reference, nothing a shell would read.
+        ({"kind": "container", "engine": "podman", "image": "/i.sif"}, "image", "OCI archive"),
+        ({"kind": "container", "engine": "podman", "image": "ubuntu"}, "image", "registry"),
+        (
+            {"kind": "container", "engine": "podman", "image": "/srv/i.tar;id"},
+            "image",
+            "OCI archive",
+        ),
     ],
 )
 def test_each_kind_has_its_rule(fields: dict[str, object], field: str, message: str) -> None:
     with pytest.raises(EnvironmentSpecError, match=re.escape(message)) as caught:
         SoftwareEnvironment(slug="e", title="E", **fields)  # type: ignore[arg-type]
     assert caught.value.field == field
+
+
+@pytest.mark.parametrize(
+    "image",
+    [
+        "/srv/gpuportal-images/gpuportal-session.tar",
+        "registry.example.org/team/session:1",
+        "registry.example.org:5000/team/session@sha256:" + "a" * 64,
+    ],
+)
+def test_podman_takes_an_archive_or_a_registry_reference(image: str) -> None:
+    env = SoftwareEnvironment(slug="s", title="S", kind="container", engine="podman", image=image)
+    assert env.summary() == f"container {image} (podman)"
 
 
 def test_the_profiles_first_environment_is_the_default() -> None:

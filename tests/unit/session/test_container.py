@@ -129,7 +129,7 @@ def test_the_run_is_rootless_as_the_user_on_the_nodes_network() -> None:
 
 
 FAKE_PODMAN = """#!/bin/sh
-# Records each call; `run` stays until signalled, as a container would.
+# Records each call; `run` stays until signalled, as a container would; `ps` lists none.
 echo "$*" >> "$CALLS"
 if [ "$1" = run ]; then
     trap 'echo "run got TERM" >> "$CALLS"; exit 143' TERM
@@ -157,7 +157,12 @@ def test_a_sigterm_stops_and_removes_the_container(fake_podman: Path, tmp_path: 
         "import os;"
         "sys.exit(c.supervise([c.PODMAN, 'run', '--rm', 'img'], 'gpuportal-job-9', os.environ))"
     )
-    runner = subprocess.Popen([sys.executable, "-c", code], env=dict(os.environ))
+    runtime = tmp_path / "runtime"
+    (runtime / "libpod" / "tmp").mkdir(parents=True)
+    pause = subprocess.Popen(["sleep", "60"])  # stands in for `catatonit -P`
+    (runtime / "libpod" / "tmp" / "pause.pid").write_text(f"{pause.pid}\n")
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(runtime)}
+    runner = subprocess.Popen([sys.executable, "-c", code], env=env)
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not fake_podman.exists():
         time.sleep(0.05)
@@ -166,4 +171,19 @@ def test_a_sigterm_stops_and_removes_the_container(fake_podman: Path, tmp_path: 
     calls = fake_podman.read_text().splitlines()
     assert calls[0] == "run --rm img"
     assert "stop --time=2 --ignore gpuportal-job-9" in calls
-    assert calls[-1] == "rm --force --ignore --time=0 gpuportal-job-9"
+    assert calls[-2:] == ["rm --force --ignore --time=0 gpuportal-job-9", "ps --all --quiet"]
+    # No container of the user left: podman's pause process is ended too.
+    assert pause.wait(timeout=5) == -signal.SIGTERM
+
+
+def test_podman_gets_a_runtime_folder_and_no_session_bus(tmp_path: Path) -> None:
+    """A job has neither; podman started a dbus-daemon of its own that outlived the job."""
+    env = container.podman_env({"XDG_RUNTIME_DIR": str(tmp_path)})
+    assert env["XDG_RUNTIME_DIR"] == str(tmp_path)
+    assert env["DBUS_SESSION_BUS_ADDRESS"] == "disabled:"
+    assert (
+        container.podman_env(
+            {"XDG_RUNTIME_DIR": str(tmp_path), "DBUS_SESSION_BUS_ADDRESS": "unix:path=/x"}
+        )["DBUS_SESSION_BUS_ADDRESS"]
+        == "unix:path=/x"
+    )
