@@ -41,6 +41,12 @@ def test_the_output_opens_under_its_row_in_view(hub: Hub, browser: Any) -> None:
     below = page.locator(f'#jobs tbody tr[data-job="{ids[-1]}"] + tr.gp-detail-row #detail-box')
     below.wait_for()
     wait_for(lambda: "gpu0" in page.inner_text("#job-detail"), 15, "the output")
-    box = below.bounding_box()
-    assert box is not None and 0 <= box["y"] < 800, box
+    # The page scrolls to it smoothly: give the animation its time (under load, the clean-clone
+    # run caught it on its way, at y 831 of 800).
+
+    def in_view() -> bool:
+        box = below.bounding_box()
+        return box is not None and 0 <= box["y"] < 800
+
+    wait_for(in_view, 5, f"the output box in view (at {below.bounding_box()})")
     cancel_user_jobs("alice")
