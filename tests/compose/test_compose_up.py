@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import requests
 
+from tests.hubproc import wait_for
 from tests.kernels import run_cell
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,16 +64,6 @@ def podman(*args: str) -> str:
 
 def in_hub(*command: str) -> str:
     return podman("exec", f"{PROJECT}_hub_1", *command)
-
-
-def wait_for(predicate: Callable[[], Any], timeout: float, what: str) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.5)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 class Client:
