@@ -13,7 +13,8 @@ demo:
 	@VENV=$(VENV) bash deploy/local/docs.sh
 	@bash deploy/local/cluster.sh start
 	@bash deploy/local/https.sh make
-	@bash deploy/local/hub.sh start
+	@bash deploy/local/sso.sh start
+	@PORTAL_LOGIN=$${PORTAL_LOGIN:-sso} bash deploy/local/hub.sh start
 	@bash deploy/local/prometheus.sh start https://127.0.0.1:$${PORTAL_HUB_PORT:-8000} \
 		$${PORTAL_HUB_STATE:-/var/lib/portal-local/hub}/prometheus-api-token
 	@echo
@@ -22,6 +23,11 @@ demo:
 	@echo
 	@echo "GPU portal is up: https://127.0.0.1:$${PORTAL_HUB_PORT:-8000}  (http://127.0.0.1:$$(( $${PORTAL_HUB_PORT:-8000} + 80 )) redirects there)"
 	@echo "  its certificate is the demo CA's: trust $${PORTAL_STATE:-/var/lib/portal-local}/demo-ca/ca.pem in your browser"
+	@if [ "$${PORTAL_LOGIN:-sso}" = sso ]; then \
+		echo "Sign-in: single sign-on at https://sso.example.org/ (LemonLDAP::NG, host sso): the password below, then a"; \
+		echo "  TOTP code: bash deploy/local/sso.sh code alice prints alice's code now (sso.sh secret alice: her key"; \
+		echo "  for an authenticator app). The password form instead: PORTAL_LOGIN=ldap make demo"; \
+	else echo "Sign-in: the hub's LDAP password form (single sign-on instead: make demo)"; fi
 	@echo "  alice / alice-demo   data scientist (group ds)"
 	@echo "  bob   / bob-demo     data scientist (group ds)"
 	@echo "  carol / carol-demo   cluster admin (group hpc-admins), hub admin"
@@ -35,6 +41,7 @@ demo:
 stop:
 	@bash deploy/local/prometheus.sh stop
 	@bash deploy/local/hub.sh stop
+	@bash deploy/local/sso.sh stop
 	@bash deploy/local/cluster.sh stop
 	@bash deploy/local/postgres.sh stop
 

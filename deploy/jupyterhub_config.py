@@ -124,21 +124,41 @@ c.JupyterHub.cleanup_servers = False
 # The hub's pages, then what they share with the portal's (the navigation).
 c.JupyterHub.template_paths = [str(TEMPLATES_DIR / "hub"), str(TEMPLATES_DIR / "shared")]
 
-# -- login with the cluster's LDAP ----------------------------------------------------
-c.JupyterHub.authenticator_class = "cluster-ldap"
+# -- login: the cluster's LDAP password form, or the site's single sign-on ---------------
+# PORTAL_LOGIN=ldap: the hub's form binds as the user (gpuportal_spawner.ldap_authenticator).
+# PORTAL_LOGIN=sso: the site's OpenID Connect provider signs users in (authorization code with
+# PKCE, its certificate checked), LDAP stays the directory (gpuportal_spawner.sso_authenticator;
+# docs/how-to/sso.md). Both read LDAP the same way (ClusterDirectory's settings below).
+c.JupyterHub.authenticator_class = "cluster-sso" if settings.login == "sso" else "cluster-ldap"
 # LDAPS, with the server's certificate checked against the directory's CA (the demo makes its
 # own, deploy/local/cluster.sh). A plain ldap:// URI stops the hub unless allowed explicitly.
-c.ClusterLDAPAuthenticator.server_uri = settings.ldap_uri
-c.ClusterLDAPAuthenticator.tls_ca_file = settings.ldap_ca_file or f"{settings.state}/ldap-ca.pem"
-c.ClusterLDAPAuthenticator.user_search_base = settings.ldap_user_base
-c.ClusterLDAPAuthenticator.group_search_base = settings.ldap_group_base
+c.ClusterDirectory.server_uri = settings.ldap_uri
+c.ClusterDirectory.tls_ca_file = settings.ldap_ca_file or f"{settings.state}/ldap-ca.pem"
+c.ClusterDirectory.user_search_base = settings.ldap_user_base
+c.ClusterDirectory.group_search_base = settings.ldap_group_base
 # Also the groups the service account's sudo rule acts for (gpuportal-admin sudoers).
-c.ClusterLDAPAuthenticator.allowed_ldap_groups = set(settings.user_groups)
-c.ClusterLDAPAuthenticator.admin_ldap_groups = {"hpc-admins"}
+c.ClusterDirectory.allowed_ldap_groups = set(settings.user_groups)
+c.ClusterDirectory.admin_ldap_groups = {"hpc-admins"}
 # The hub's groups follow LDAP at each login, and are read again every auth_refresh_age
 # seconds: profile visibility and the portal's admin check read them.
-c.ClusterLDAPAuthenticator.manage_groups = True
-c.ClusterLDAPAuthenticator.auth_refresh_age = settings.auth_refresh_age
+c.Authenticator.manage_groups = True
+c.Authenticator.auth_refresh_age = settings.auth_refresh_age
+if settings.login == "sso":
+    c.ClusterOIDCAuthenticator.issuer = settings.sso_issuer
+    c.ClusterOIDCAuthenticator.login_service = settings.sso_name
+    c.ClusterOIDCAuthenticator.client_id = settings.sso_client_id
+    secret_file = Path(
+        settings.sso_client_secret_file or f"{settings.state}/sso-client/client-secret"
+    )
+    c.ClusterOIDCAuthenticator.client_secret = secret_file.read_text().strip()
+    c.ClusterOIDCAuthenticator.ca_file = settings.sso_ca_file or f"{settings.state}/demo-ca/ca.pem"
+    c.ClusterOIDCAuthenticator.groups_claim = settings.sso_groups_claim
+    # Refused second factors, from the provider's log (the local cluster's: deploy/local/sso.sh).
+    provider_log = Path(settings.sso_provider_log or f"{settings.state}/sso-log/portal.log")
+    if settings.sso_provider_log or provider_log.exists():
+        c.ClusterOIDCAuthenticator.provider_log = str(provider_log)
+    # PKCE (S256) on every sign-in; OAuthenticator's default, said here so that it stays on.
+    c.ClusterOIDCAuthenticator.enable_pkce = True
 
 # -- GPU profiles, each a Slurm job ----------------------------------------------------
 # The spawn page's live capacity (free GPUs, when each profile starts): /hub/gpuportal/capacity;

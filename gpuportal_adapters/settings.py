@@ -65,6 +65,39 @@ class HubSettings(ClusterSettings):
     state: str = Field(
         "/var/lib/portal-local", description="The local cluster's folder (deploy/local scripts)."
     )
+    login: str = Field(
+        "ldap",
+        pattern="^(ldap|sso)$",
+        description="How users sign in: ldap (the hub's form checks the LDAP password) or sso "
+        "(the site's OpenID Connect provider, LDAP still the directory).",
+    )
+    sso_issuer: str = Field(
+        "https://sso.example.org",
+        description="The provider's issuer URL, e.g. https://login.example.org/realms/hpc; its "
+        "discovery document gives the endpoints.",
+    )
+    sso_name: str = Field("single sign-on", description="What the login button calls the provider.")
+    sso_client_id: str = Field("gpuportal-hub", description="The hub's client id there.")
+    sso_client_secret_file: str = Field(
+        "",
+        description="A file with the hub's client secret, the service account's alone; empty: "
+        "sso-client/client-secret in state.",
+    )
+    sso_ca_file: str = Field(
+        "",
+        description="The CA of the provider's certificate; empty: the demo CA in state "
+        "(demo-ca/ca.pem); a site's provider with a public certificate: the system's CAs "
+        "(/etc/ssl/certs/ca-certificates.crt).",
+    )
+    sso_provider_log: str = Field(
+        "",
+        description="The provider's log on the hub host, whose refused second factors go to the "
+        "audit stream; empty: sso-log/portal.log in state where it exists.",
+    )
+    sso_groups_claim: str = Field(
+        "",
+        description="The claim with the user's groups, e.g. groups; empty: groups from LDAP.",
+    )
     auth_refresh_age: int = Field(
         300, description="Seconds before a user's LDAP groups are read again."
     )

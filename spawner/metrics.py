@@ -85,12 +85,16 @@ def _sessions() -> Tally[tuple[str, str]]:
     return tally
 
 
-# Every reason a login is refused for (gpuportal_spawner.ldap_authenticator).
+# Every reason a login is refused for (gpuportal_spawner.ldap_authenticator, and
+# gpuportal_spawner.sso_authenticator with single sign-on).
 LOGIN_FAILURE_REASONS = (
     "not a user name",
     "throttled",
     "wrong name or password",
     "in no allowed group",
+    "not in the directory",
+    "refused by the provider",
+    "second factor refused",
 )
 
 

@@ -79,6 +79,9 @@ make_linux_users() {
     done < <(users)
 }
 
+# The directory: the demo's users and groups, and `guest` (ou=guests), a person the site's
+# directory and identity provider know who is no cluster user (no POSIX account): the hub
+# refuses them at single sign-on (deploy/local/sso.sh).
 seed_ldif() {
     cat <<EOF
 dn: dc=example,dc=org
@@ -95,6 +98,17 @@ ou: people
 dn: ou=groups,dc=example,dc=org
 objectClass: organizationalUnit
 ou: groups
+
+dn: ou=guests,dc=example,dc=org
+objectClass: organizationalUnit
+ou: guests
+
+dn: uid=guest,ou=guests,dc=example,dc=org
+objectClass: inetOrgPerson
+uid: guest
+cn: Visiting Researcher
+sn: Researcher
+userPassword: $(slappasswd -s guest-demo)
 
 EOF
     local login uid password group name

@@ -27,8 +27,12 @@ BRIDGE=gpp-br0
 UTS_DIR=/run/gpuportal-hosts
 MARK="# gpuportal local cluster (deploy/local/hosts.sh)"
 # host -> last byte of its address; `hub` is the login host (this machine's namespace).
-declare -A BYTE=([hub]=1 [slurmctld]=2 [ldap]=3 [gpu01]=11 [gpu02]=12 [mig01]=13)
-HOSTS=(slurmctld ldap gpu01 gpu02 mig01)  # the ones with a namespace of their own
+declare -A BYTE=([hub]=1 [slurmctld]=2 [ldap]=3 [sso]=4 [gpu01]=11 [gpu02]=12 [mig01]=13)
+# sso: the identity provider (deploy/local/sso.sh), a host of its own as at a site.
+HOSTS=(slurmctld ldap sso gpu01 gpu02 mig01)  # the ones with a namespace of their own
+# Full names besides the short ones: the provider's web address is a site's kind of name (its
+# cookies' Domain must have a dot in it).
+declare -A FULL_NAME=([sso]=sso.example.org)
 # Nodes added by `cluster.sh grow` (the tests' own, a benchmark's): one line each,
 # "NAME PARTITION GPUS BYTE PORT [KIND]", kept by cluster.sh.
 EXTRA_NODES=${PORTAL_STATE:-/var/lib/portal-local}/extra-nodes.conf
@@ -77,7 +81,9 @@ write_hosts_file() {  # our lines replaced, everyone else's kept; written in pla
     {
         printf '%s\n' "$kept"
         if [ "${1:-}" = with-ours ]; then
-            for host in hub "${HOSTS[@]}"; do printf '%s %s %s\n' "$(addr "$host")" "$host" "$MARK"; done
+            for host in hub "${HOSTS[@]}"; do
+                printf '%s %s%s %s\n' "$(addr "$host")" "$host" "${FULL_NAME[$host]:+ ${FULL_NAME[$host]}}" "$MARK"
+            done
         fi
     } >/etc/hosts.gpuportal.tmp
     cat /etc/hosts.gpuportal.tmp >/etc/hosts

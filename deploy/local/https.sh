@@ -6,6 +6,7 @@
 #   https.sh make    the CA (STATE/demo-ca/ca.pem, public; its key root's alone) and the hub's
 #                    key and certificate (STATE/hub-tls, the service account's alone); made
 #                    again when the certificate has under 30 days left. Safe to run again.
+#   https.sh issue NAME DIR OWNER SANS   another host's key and certificate (DIR/NAME.key, .crt)
 #   https.sh trust   add the CA to root's certificate store for Chromium (NSS), which the
 #                    browser tests use, as a site's users' browsers trust the site's CA
 set -euo pipefail
@@ -28,25 +29,31 @@ make_ca() {
     say "demo CA: $CA_DIR/ca.pem"
 }
 
-make_cert() {
-    local cert=$TLS_DIR/hub.crt names
+# issue NAME DIR OWNER SANS: DIR/NAME.key (OWNER's alone) and DIR/NAME.crt for SANS, signed by
+# the demo CA; kept while it has 30 days left and still chains to the CA.
+issue() {
+    local name=$1 dir=$2 owner=$3 names=$4 cert=$2/$1.crt
     if [ -s "$cert" ] && openssl x509 -checkend $((30 * 86400)) -noout -in "$cert" >/dev/null &&
         openssl verify -CAfile "$CA_DIR/ca.pem" "$cert" >/dev/null 2>&1; then
         return
     fi
-    install -d -m 0700 -o "$SERVICE_USER" -g "$SERVICE_USER" "$TLS_DIR"
-    names="DNS:localhost,IP:127.0.0.1,DNS:hub,IP:$(bash "$HERE/hosts.sh" addr hub),DNS:$(hostname)"
+    install -d -m 0700 -o "$owner" -g "$owner" "$dir"
     (umask 077
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=hub" -keyout "$TLS_DIR/hub.key" \
-        -out "$TLS_DIR/hub.csr" 2>/dev/null
-    openssl x509 -req -in "$TLS_DIR/hub.csr" -CA "$CA_DIR/ca.pem" -CAkey "$CA_DIR/ca.key" \
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=$name" -keyout "$dir/$name.key" \
+        -out "$dir/$name.csr" 2>/dev/null
+    openssl x509 -req -in "$dir/$name.csr" -CA "$CA_DIR/ca.pem" -CAkey "$CA_DIR/ca.key" \
         -CAcreateserial -days "$DAYS" -out "$cert" \
         -extfile <(printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth\n' "$names") 2>/dev/null)
-    rm -f "$TLS_DIR/hub.csr"
-    chown "$SERVICE_USER:$SERVICE_USER" "$TLS_DIR/hub.key" "$cert"
-    chmod 0600 "$TLS_DIR/hub.key"
+    rm -f "$dir/$name.csr"
+    chown "$owner:$owner" "$dir/$name.key" "$cert"
+    chmod 0600 "$dir/$name.key"
     chmod 0644 "$cert"
-    say "hub certificate for $names, $DAYS days: $cert"
+    say "$name certificate for $names, $DAYS days: $cert"
+}
+
+make_cert() {
+    issue hub "$TLS_DIR" "$SERVICE_USER" \
+        "DNS:localhost,IP:127.0.0.1,DNS:hub,IP:$(bash "$HERE/hosts.sh" addr hub),DNS:$(hostname)"
 }
 
 # What the tests' and benches' own clients trust (requests, httpx, websockets): the system's
@@ -69,6 +76,8 @@ trust() {
 
 case "${1:-}" in
     make) make_ca; make_cert; make_bundle ;;
+    # A certificate of another host's, signed by the demo CA (the identity provider's: sso.sh).
+    issue) shift; make_ca; make_bundle; issue "$@" ;;
     trust) trust ;;
-    *) echo "usage: $0 make|trust" >&2; exit 2 ;;
+    *) echo "usage: $0 make|issue NAME DIR OWNER SANS|trust" >&2; exit 2 ;;
 esac

@@ -56,6 +56,14 @@ else
     # What code-server's npm guide asks for to build VS Code's native modules (code_server.sh).
     packages+=(build-essential pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
 fi
+# The identity provider of single sign-on (deploy/local/sso.sh): LemonLDAP::NG's portal behind
+# nginx, with what its LDAP, TOTP, OpenID Connect and captcha modules load (the package's
+# recommendations and suggestions for those, which --no-install-recommends leaves out).
+[ "$IMAGE" = 1 ] || packages+=(lemonldap-ng-fastcgi-server liblemonldap-ng-portal-perl nginx
+    libnet-ldap-perl libunicode-string-perl libconvert-base32-perl libdigest-hmac-perl
+    libstring-random-perl libcrypt-openssl-rsa-perl libcrypt-openssl-x509-perl
+    libcrypt-openssl-bignum-perl libcrypt-urandom-perl libio-string-perl
+    libgd-securityimage-perl libgd-perl libimage-magick-perl)
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).
 # libnss3-tools: certutil, which puts the demo CA in the tests' Chromium store (https.sh trust).
 # nginx: the HTTPS front a site may put before the hub (tests/integration/security/test_nginx_front.py).
@@ -75,9 +83,13 @@ if [ "${#missing[@]}" -gt 0 ]; then
     if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
         systemctl disable --now prometheus prometheus-node-exporter >/dev/null 2>&1 || true
     fi
-    # The same for Debian's nginx (:80): the test runs one of its own on loopback.
+    # The same for Debian's nginx (:80): the test runs one of its own on loopback, sso.sh its
+    # own on the host sso; and LemonLDAP::NG's FastCGI server, which sso.sh runs as its account.
     if [[ " ${missing[*]} " == *" nginx "* ]] && [ -d /run/systemd/system ]; then
         systemctl disable --now nginx >/dev/null 2>&1 || true
+    fi
+    if [[ " ${missing[*]} " == *" lemonldap-ng-fastcgi-server "* ]] && [ -d /run/systemd/system ]; then
+        systemctl disable --now lemonldap-ng-fastcgi-server >/dev/null 2>&1 || true
     fi
 fi
 

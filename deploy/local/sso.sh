@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# The local cluster's identity provider: LemonLDAP::NG 2.16 (Debian's packages) on a host of its
+# own, `sso` (deploy/local/hosts.sh), at https://sso.example.org/ with a certificate of the demo CA. Users
+# sign in with their cluster (LDAP) password and a TOTP code; the hub signs users in through it
+# with OpenID Connect (authorization code with PKCE). Its FastCGI server and nginx run as the
+# account gpuportal-sso, never as root (port 443 is opened to accounts in that host's network
+# namespace only). deploy/local/sso_config.py writes its configuration; docs/how-to/sso.md says
+# why LemonLDAP::NG and how a site connects its own provider.
+#
+#   sso.sh start          make what is missing (account, keys, certificate, configuration), start
+#                         it, and register a TOTP key for each demo user who has none
+#   sso.sh stop | status
+#   sso.sh code USER      USER's TOTP code now (from the key registered for them by start)
+#   sso.sh secret USER    USER's TOTP key as an otpauth:// URI, for an authenticator app
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+STATE=${PORTAL_STATE:-/var/lib/portal-local}
+VENV=${VENV:-/opt/gpuportal/venv}
+SERVICE_USER=${PORTAL_SERVICE_USER:-gpuportal}
+DIR=$STATE/sso                 # the provider's own: configuration, sessions, keys, logs
+CLIENT_DIR=$STATE/sso-client   # the hub's: its client secret (the service account's alone)
+TOTP_DIR=$STATE/sso-totp       # the demo users' TOTP keys, as their phones would hold them
+# The provider's log, which the hub reads for refused second factors (its audit stream), as a
+# site ships its provider's log to the hub host: the hub's account may read it, not write it.
+LOG_DIR=$STATE/sso-log
+ACCOUNT=gpuportal-sso
+URL=https://sso.example.org/
+CLIENT_ID=gpuportal-hub
+CA=$STATE/demo-ca/ca.pem
+# Where the hub may send users back to: the demo's hub and the tests' single sign-on hubs.
+HUB_URLS=${PORTAL_SSO_HUB_URLS:-https://127.0.0.1:8000 https://127.0.0.1:8250 https://127.0.0.1:8350}
+
+say() { printf '[sso] %s\n' "$*"; }
+die() { printf '[sso] error: %s\n' "$*" >&2; exit 1; }
+alive() { [ -f "$1" ] && kill -0 "$(cat "$1" 2>/dev/null)" 2>/dev/null; }
+as_account() { bash "$HERE/hosts.sh" on sso setpriv --reuid="$ACCOUNT" --regid="$ACCOUNT" --init-groups "$@"; }
+
+prepare() {
+    command -v llng-fastcgi-server >/dev/null || die "LemonLDAP::NG is not installed (install.sh)"
+    id -u "$ACCOUNT" >/dev/null 2>&1 ||
+        useradd --system --user-group --home-dir "$DIR" --no-create-home --shell /usr/sbin/nologin "$ACCOUNT"
+    install -d -m 0700 -o "$ACCOUNT" -g "$ACCOUNT" "$DIR"
+    for sub in conf sessions sessions/lock psessions psessions/lock cache log run tmp; do
+        install -d -m 0700 -o "$ACCOUNT" -g "$ACCOUNT" "$DIR/$sub"
+    done
+    install -d -m 0700 -o "$SERVICE_USER" -g "$SERVICE_USER" "$CLIENT_DIR"
+    install -d -m 0750 -o "$ACCOUNT" -g "$SERVICE_USER" "$LOG_DIR"
+    install -d -m 0700 "$TOTP_DIR"
+    # The key that signs ID tokens, and the hub's client secret: made once.
+    if [ ! -s "$DIR/conf/oidc-signing.pem" ]; then
+        (umask 077
+        openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out "$DIR/conf/oidc-signing.pem" 2>/dev/null
+        openssl pkey -in "$DIR/conf/oidc-signing.pem" -pubout -out "$DIR/conf/oidc-signing.pem.pub")
+    fi
+    if [ ! -s "$CLIENT_DIR/client-secret" ]; then
+        (umask 077; head -c 32 /dev/urandom | base64 | tr -d '=+/\n' >"$CLIENT_DIR/client-secret")
+    fi
+    chown "$SERVICE_USER:$SERVICE_USER" "$CLIENT_DIR/client-secret"
+    chmod 0400 "$CLIENT_DIR/client-secret"
+    bash "$HERE/https.sh" issue sso "$DIR/tls" "$ACCOUNT" "DNS:sso.example.org,DNS:sso,IP:$(bash "$HERE/hosts.sh" addr sso)" >/dev/null
+
+    local redirects=() url
+    for url in $HUB_URLS; do
+        redirects+=(--redirect-uri "$url/hub/oauth_callback" --logout-uri "$url/hub/signed-out")
+    done
+    (umask 077
+    "$VENV/bin/python" "$HERE/sso_config.py" --portal "$URL" --domain example.org --ldap "${PORTAL_LDAP_URI:-ldaps://ldap:6360/}" \
+        --ldap-ca "$STATE/ldap-ca.pem" --client-id "$CLIENT_ID" --client-secret-file "$CLIENT_DIR/client-secret" \
+        --signing-key "$DIR/conf/oidc-signing.pem" --state "$DIR" --issuer-name "GPU portal demo" \
+        "${redirects[@]}" >"$DIR/conf/lmConf-1.json.new")
+    mv "$DIR/conf/lmConf-1.json.new" "$DIR/conf/lmConf-1.json"
+    # No configuration cache: a configuration written again is read at the next start.
+    cat >"$DIR/lemonldap-ng.ini" <<EOF
+[all]
+logLevel = notice
+logger = Lemonldap::NG::Common::Logger::Std
+userLogger = Lemonldap::NG::Common::Logger::Std
+[configuration]
+type = File
+dirName = $DIR/conf
+[portal]
+staticPrefix = /static
+templateDir = /usr/share/lemonldap-ng/portal/templates
+languages = en
+[handler]
+status = 0
+EOF
+    sed "s|@DIR@|$DIR|g" "$HERE/sso-nginx.conf.in" >"$DIR/nginx.conf"
+    touch "$DIR/log/nginx-error.log" "$LOG_DIR/portal.log"
+    chown -R "$ACCOUNT:$ACCOUNT" "$DIR"
+    chown "$ACCOUNT:$SERVICE_USER" "$LOG_DIR/portal.log"
+    chmod 0640 "$LOG_DIR/portal.log"
+    # Port 443 for any account, on the `sso` host only (its own network namespace).
+    ip netns exec gpp-sso sysctl -qw net.ipv4.ip_unprivileged_port_start=443
+}
+
+start() {
+    bash "$HERE/hosts.sh" up >/dev/null
+    prepare
+    if ! alive "$DIR/run/llng.pid"; then
+        as_account env LLNG_DEFAULTCONFFILE="$DIR/lemonldap-ng.ini" \
+            LLNG_DEFAULTLOGGER=Lemonldap::NG::Common::Logger::Std \
+            setsid llng-fastcgi-server --foreground --proc 2 --socket "$DIR/run/llng.sock" \
+            --pid "$DIR/run/llng.pid" >>"$LOG_DIR/portal.log" 2>&1 </dev/null &
+    fi
+    for _ in $(seq 100); do [ -S "$DIR/run/llng.sock" ] && break; sleep 0.1; done
+    [ -S "$DIR/run/llng.sock" ] || die "the FastCGI server did not start ($LOG_DIR/portal.log)"
+    alive "$DIR/run/nginx.pid" || as_account nginx -c "$DIR/nginx.conf" -p "$DIR" 2>>"$DIR/log/nginx-error.log"
+    for _ in $(seq 100); do
+        curl -fsS --cacert "$CA" "${URL}.well-known/openid-configuration" >/dev/null 2>&1 && break
+        sleep 0.2
+    done
+    curl -fsS --cacert "$CA" "${URL}.well-known/openid-configuration" >/dev/null ||
+        die "$URL does not answer ($LOG_DIR/portal.log, $DIR/log)"
+    say "LemonLDAP::NG at $URL (host sso), users from LDAP, TOTP required, OIDC client $CLIENT_ID"
+    register_demo_users
+}
+
+register_demo_users() {
+    local login password users=()
+    while IFS=$'\t' read -r login _ password _; do
+        [[ -z "$login" || "$login" == \#* ]] && continue
+        [ -s "$TOTP_DIR/$login" ] || users+=("$login:$password")
+    done <"$HERE/users.tsv"
+    # The directory's guest, who is no cluster user (deploy/local/cluster.sh).
+    [ -s "$TOTP_DIR/guest" ] || users+=("guest:guest-demo")
+    [ ${#users[@]} -eq 0 ] && return
+    "$VENV/bin/python" "$HERE/sso_register.py" --portal "$URL" --ca "$CA" --keys "$TOTP_DIR" "${users[@]}"
+}
+
+stop() {
+    local pidfile
+    for pidfile in "$DIR/run/nginx.pid" "$DIR/run/llng.pid"; do
+        if alive "$pidfile"; then
+            kill "$(cat "$pidfile")" 2>/dev/null || true
+            for _ in $(seq 50); do alive "$pidfile" || break; sleep 0.1; done
+        fi
+    done
+    # The FastCGI server's workers end with their manager; none may stay.
+    pkill -u "$ACCOUNT" 2>/dev/null || true
+    rm -f "$DIR/run/"*.pid "$DIR/run/llng.sock"
+    say "stopped"
+}
+
+status() {
+    if alive "$DIR/run/nginx.pid" && alive "$DIR/run/llng.pid"; then
+        say "running at $URL"
+    else
+        say "not running"
+        return 1
+    fi
+}
+
+code() {
+    [ -s "$TOTP_DIR/${1:?user}" ] || die "no TOTP key registered for $1 (sso.sh start)"
+    "$VENV/bin/python" -c 'import sys, pyotp; print(pyotp.TOTP(open(sys.argv[1]).read().strip()).now())' "$TOTP_DIR/$1"
+}
+
+secret() {
+    [ -s "$TOTP_DIR/${1:?user}" ] || die "no TOTP key registered for $1 (sso.sh start)"
+    "$VENV/bin/python" -c 'import sys, pyotp
+print(pyotp.TOTP(open(sys.argv[1]).read().strip()).provisioning_uri(sys.argv[2], issuer_name="GPU portal demo"))' \
+        "$TOTP_DIR/$1" "$1"
+}
+
+case "${1:-}" in
+    start) start ;;
+    stop) stop ;;
+    status) status ;;
+    code) code "${2:-}" ;;
+    secret) secret "${2:-}" ;;
+    *) die "usage: $0 start|stop|status|code USER|secret USER" ;;
+esac

@@ -1,0 +1,174 @@
+"""LemonLDAP::NG's configuration for the local cluster's identity provider (deploy/local/sso.sh).
+
+Prints lmConf-1.json: the portal at https://sso.example.org/; users and groups from the
+cluster's LDAP (LDAPS, its CA checked); a TOTP second factor required of everyone; and one
+OpenID Connect client, the hub (authorization code flow, PKCE required, a client secret, RS256
+ID tokens), which gets the user's `uid` as `preferred_username` and their LDAP groups as
+`groups`.
+
+A site's own LemonLDAP::NG is set up in its manager with the same keys; docs/how-to/sso.md
+lists them. Every value here is one a site would choose, none is a test shortcut.
+
+    sso_config.py --portal https://sso.example.org/ --domain example.org
+                  --ldap ldaps://ldap:6360/ --ldap-ca FILE
+                  --client-id ID --client-secret-file FILE --redirect-uri URL [...]
+                  --signing-key FILE --state DIR
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+BASE = "dc=example,dc=org"
+GROUPS = "ou=groups,dc=example,dc=org"
+
+
+def configuration(args: argparse.Namespace) -> dict[str, object]:
+    state = Path(args.state)
+    private_key = Path(args.signing_key).read_text()
+    public_key = Path(args.signing_key + ".pub").read_text()
+    secret = Path(args.client_secret_file).read_text().strip()
+    client = args.client_id
+    return {
+        "cfgNum": 1,
+        "cfgAuthor": "deploy/local/sso.sh",
+        "cfgDate": str(int(time.time())),
+        "cfgVersion": "2.16.1",
+        "portal": args.portal,
+        "domain": args.domain,
+        "cookieName": "llngsso",
+        # HTTPS only, never read by the page's scripts.
+        "securedCookie": 1,
+        "httpOnly": 1,
+        "timeout": 8 * 3600,
+        "portalSkin": "bootstrap",
+        "portalDisplayRegister": 0,
+        "portalDisplayResetPassword": 0,
+        "portalCheckLogins": 0,
+        "loginHistoryEnabled": 1,
+        # Who a user is and their password: the cluster's LDAP, as the hub reads it.
+        "authentication": "LDAP",
+        "userDB": "Same",
+        "passwordDB": "Null",
+        "registerDB": "Null",
+        "ldapServer": args.ldap,
+        "ldapCAFile": args.ldap_ca,
+        "ldapVerify": "require",
+        # The whole directory, as a site's provider knows everyone of the site (the demo's
+        # `guest` too, who has no POSIX account: the hub refuses them, not the provider).
+        "ldapBase": BASE,
+        "managerDn": "",
+        "managerPassword": "",
+        "AuthLDAPFilter": "(&(uid=$user)(objectClass=inetOrgPerson))",
+        "LDAPFilter": "(&(uid=$user)(objectClass=inetOrgPerson))",
+        "ldapTimeout": 4,
+        "ldapIOTimeout": 4,
+        "ldapExportedVars": {"uid": "uid", "cn": "cn", "mail": "mail"},
+        "ldapGroupBase": GROUPS,
+        "ldapGroupObjectClass": "posixGroup",
+        "ldapGroupAttributeName": "memberUid",
+        "ldapGroupAttributeNameUser": "uid",
+        "ldapGroupAttributeNameSearch": "cn",
+        "exportedVars": {"UA": "HTTP_USER_AGENT"},
+        "whatToTrace": "uid",
+        # The second factor: TOTP, required of every user; a user without one registers it at
+        # their first sign-in (the demo's users are registered by sso.sh).
+        "totp2fActivation": 1,
+        "totp2fSelfRegistration": 1,
+        "totp2fUserCanRemoveKey": 0,
+        "totp2fIssuer": args.issuer_name,
+        "totp2fDigits": 6,
+        "totp2fInterval": 30,
+        "totp2fRange": 1,
+        "sfRequired": 1,
+        # Repeated failures slow a user down at the provider itself.
+        "bruteForceProtection": 1,
+        # OpenID Connect provider.
+        "issuerDBOpenIDConnectActivation": 1,
+        "issuerDBOpenIDConnectPath": "^/oauth2/",
+        "oidcServiceMetaDataIssuer": args.portal.rstrip("/"),
+        "oidcServicePrivateKeySig": private_key,
+        "oidcServicePublicKeySig": public_key,
+        "oidcServiceKeyIdSig": "gpuportal-demo-1",
+        "oidcServiceAllowAuthorizationCodeFlow": 1,
+        "oidcServiceAllowImplicitFlow": 0,
+        "oidcServiceAllowHybridFlow": 0,
+        "oidcServiceAllowDynamicRegistration": 0,
+        "oidcServiceIgnoreScopeForClaims": 1,
+        "oidcRPMetaDataOptions": {
+            client: {
+                "oidcRPMetaDataOptionsDisplayName": "GPU portal",
+                "oidcRPMetaDataOptionsClientID": client,
+                "oidcRPMetaDataOptionsClientSecret": secret,
+                "oidcRPMetaDataOptionsPublic": 0,
+                "oidcRPMetaDataOptionsRequirePKCE": 1,
+                "oidcRPMetaDataOptionsRedirectUris": " ".join(args.redirect_uri),
+                "oidcRPMetaDataOptionsPostLogoutRedirectUris": " ".join(args.logout_uri),
+                "oidcRPMetaDataOptionsIDTokenSignAlg": "RS256",
+                "oidcRPMetaDataOptionsIDTokenExpiration": 3600,
+                "oidcRPMetaDataOptionsAccessTokenExpiration": 600,
+                "oidcRPMetaDataOptionsBypassConsent": 1,
+                "oidcRPMetaDataOptionsLogoutBypassConfirm": 1,
+                "oidcRPMetaDataOptionsLogoutSessionRequired": 0,
+                "oidcRPMetaDataOptionsRefreshToken": 0,
+            }
+        },
+        "oidcRPMetaDataExportedVars": {
+            client: {
+                "preferred_username": "uid",
+                "name": "cn",
+                "email": "mail",
+                "groups": "groups;string;always",
+            }
+        },
+        "oidcRPMetaDataOptionsExtraClaims": {client: {"groups": "groups"}},
+        # Sessions and each user's registered second factors: files of the provider's account.
+        "globalStorage": "Apache::Session::File",
+        "globalStorageOptions": {
+            "Directory": str(state / "sessions"),
+            "LockDirectory": str(state / "sessions/lock"),
+        },
+        "persistentStorage": "Apache::Session::File",
+        "persistentStorageOptions": {
+            "Directory": str(state / "psessions"),
+            "LockDirectory": str(state / "psessions/lock"),
+        },
+        "localSessionStorage": "Cache::FileCache",
+        "localSessionStorageOptions": {
+            "cache_root": str(state / "cache"),
+            "cache_depth": 3,
+            "default_expires_in": 600,
+            # A number (0o077): the string "077" would be read as decimal 77.
+            "directory_umask": 0o077,
+            "namespace": "lemonldap-ng-sessions",
+        },
+        "notification": 0,
+        "locationRules": {},
+        "exportedHeaders": {},
+        "groups": {},
+        "macros": {},
+        "applicationList": {},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--portal", required=True)
+    parser.add_argument("--domain", required=True, help="its cookies' domain, e.g. example.org")
+    parser.add_argument("--ldap", required=True)
+    parser.add_argument("--ldap-ca", required=True)
+    parser.add_argument("--client-id", required=True)
+    parser.add_argument("--client-secret-file", required=True)
+    parser.add_argument("--redirect-uri", action="append", required=True)
+    parser.add_argument("--logout-uri", action="append", default=[])
+    parser.add_argument("--signing-key", required=True, help="PEM; its public key in FILE.pub")
+    parser.add_argument("--issuer-name", default="GPU portal")
+    parser.add_argument("--state", required=True)
+    print(json.dumps(configuration(parser.parse_args()), indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,400 @@
+"""Single sign-on: the hub signs users in through the site's OpenID Connect provider.
+
+OAuthenticator's GenericOAuthenticator does the protocol (authorization code with PKCE, the
+state cookie, the token and userinfo calls); this adds what a cluster needs around it:
+
+- The provider says who signed in; the cluster's LDAP says whether that is a cluster user and
+  which groups they are in (admins, who may log in, which profiles they see), as for the
+  password form (gpuportal_spawner.cluster_directory). A name LDAP does not have is refused
+  with a page that says so. A site whose provider sends groups can use them instead
+  (`groups_claim`); the user must still be in LDAP, whose uid the jobs run as.
+- The provider's endpoints come from its discovery document, looked at before each sign-in:
+  a provider that does not answer gets a page saying so within `provider_timeout` seconds,
+  not a browser's connection error on the provider's address.
+- Logout ends the hub's session, then the provider's (its end-session endpoint, with the ID
+  token as hint), and the page the provider sends the user back to says both ended; when the
+  provider does not answer, the page says its session may still be open.
+- Sign-ins and refusals go to the audit stream and the login-failure counter, as the form's do;
+  so do the second factors the provider refused, read from its log (`provider_log`,
+  gpuportal_spawner.provider_log).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+from urllib.parse import urlencode
+
+from jupyterhub.handlers import BaseHandler
+from jupyterhub.utils import url_path_join
+from oauthenticator.generic import GenericOAuthenticator
+from oauthenticator.oauth2 import (
+    STATE_COOKIE_NAME,
+    OAuthCallbackHandler,
+    OAuthLoginHandler,
+    OAuthLogoutHandler,
+)
+from tornado import web
+from tornado.httpclient import HTTPClientError
+from tornado.ioloop import PeriodicCallback
+from traitlets import Float, Unicode, default
+
+from gpuportal_adapters.directory import DirectoryUnavailable, DirectoryUser, lookup_user
+from gpuportal_core.sbatch import USERNAME_RE
+from gpuportal_spawner.audit import audit
+from gpuportal_spawner.cluster_directory import ClusterDirectory
+from gpuportal_spawner.metrics import LOGIN_FAILURES
+from gpuportal_spawner.provider_log import LEMONLDAP_TOTP_REFUSED, ProviderLogFollower
+
+# The ID token of the sign-in, kept (signed, HTTPS only) for the provider's logout: the hint
+# that lets it end the session without asking the user to confirm.
+ID_TOKEN_COOKIE = "gpuportal-sso-id"
+SIGNED_OUT_PATH = "signed-out"
+
+
+class SignInRefused(web.HTTPError):
+    """A sign-in the hub refuses after the provider accepted it: a page saying why (403)."""
+
+    def __init__(self, user: str, why: str, message: str) -> None:
+        super().__init__(403, message)
+        self.user = user
+        self.why = why
+
+
+class SSOLoginHandler(OAuthLoginHandler):
+    """Sends the browser to the provider, once the provider has been seen to answer."""
+
+    async def get(self) -> None:
+        await self.authenticator.discover()
+        super().get()
+
+
+class SSOCallbackHandler(OAuthCallbackHandler):
+    """The provider's redirect back: the hub's session, and the ID token kept for logout."""
+
+    def check_error(self) -> None:
+        error = self.get_argument("error", "")
+        if error:
+            detail = self.get_argument("error_description", error)
+            audit("login_failed", user="", address=self.request.remote_ip, why=f"provider: {error}")
+            LOGIN_FAILURES.labels("refused by the provider").inc()
+            raise web.HTTPError(
+                403,
+                f"The single sign-on service did not sign you in ({detail}). "
+                "Go back to the login page to try again.",
+            )
+
+    async def get(self) -> None:
+        self.check_arguments()
+        user = await self.login_user()
+        if user is None:
+            raise web.HTTPError(403, self.authenticator.custom_403_message)
+        id_token = getattr(self, "id_token", None)
+        if id_token:
+            self.set_secure_cookie(
+                ID_TOKEN_COOKIE,
+                id_token,
+                expires_days=1,
+                path=self.hub.base_url,
+                httponly=True,
+                secure=self.request.protocol == "https",
+                samesite="Lax",
+            )
+        self.redirect(self.get_next_url(user))
+
+
+class SSOLogoutHandler(OAuthLogoutHandler):
+    """The hub's logout, then the provider's; the audit stream says who logged out."""
+
+    async def handle_logout(self) -> None:
+        self.clear_cookie(STATE_COOKIE_NAME)
+
+    async def default_handle_logout(self) -> None:
+        user = self.current_user
+        if user is not None:
+            audit("logout", user=user.name, address=self.request.remote_ip)
+        await super().default_handle_logout()
+
+    async def render_logout_page(self) -> None:
+        id_token = (self.get_secure_cookie(ID_TOKEN_COOKIE) or b"").decode()
+        self.clear_cookie(ID_TOKEN_COOKIE, path=self.hub.base_url)
+        back = f"{self.request.protocol}://{self.request.host}" + url_path_join(
+            self.hub.base_url, SIGNED_OUT_PATH
+        )
+        end_session = await self.authenticator.end_session_redirect(id_token, back)
+        if end_session:
+            self.redirect(end_session)
+            return
+        html = await self.render_template(
+            "signed_out.html",
+            provider_ended=False,
+            provider=self.authenticator.login_service,
+        )
+        self.finish(html)
+
+
+class SignedOutHandler(BaseHandler):
+    """Where the provider sends the browser back after ending its own session."""
+
+    async def get(self) -> None:
+        html = await self.render_template(
+            "signed_out.html", provider_ended=True, provider=self.authenticator.login_service
+        )
+        self.finish(html)
+
+
+class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
+    """OpenID Connect sign-in (PKCE, the provider's certificate checked); LDAP is the directory."""
+
+    login_handler = SSOLoginHandler
+    callback_handler = SSOCallbackHandler
+    logout_handler = SSOLogoutHandler
+
+    issuer = Unicode(
+        "",
+        config=True,
+        help="The provider's issuer URL, e.g. https://login.example.org/realms/hpc. Its "
+        "discovery document (/.well-known/openid-configuration) gives the endpoints that are "
+        "not set here.",
+    )
+    ca_file = Unicode(
+        "",
+        config=True,
+        help="CA certificate(s) the provider's certificate must chain to, e.g. "
+        "/etc/ssl/certs/site-ca.pem; empty: the system's CAs. The host name is always checked.",
+    )
+    groups_claim = Unicode(
+        "",
+        config=True,
+        help="The userinfo claim with the user's groups, e.g. groups; empty: the groups are "
+        "read from LDAP, as for the password form.",
+    )
+    end_session_url = Unicode(
+        "",
+        config=True,
+        help="The provider's end-session endpoint; empty: from its discovery document.",
+    )
+    provider_log = Unicode(
+        "",
+        config=True,
+        help="The provider's log as shipped to the hub host, e.g. /var/log/sso/portal.log: its "
+        "refused second factors go to the audit stream as failed logins. Empty: not followed.",
+    )
+    provider_log_pattern = Unicode(
+        LEMONLDAP_TOTP_REFUSED,
+        config=True,
+        help="A regular expression for a refused second factor in provider_log, with a group "
+        "named user; the default is LemonLDAP::NG's line.",
+    )
+    provider_timeout = Float(
+        4.0,
+        config=True,
+        help="Seconds a call to the provider may take before the user is told it is not "
+        "answering, e.g. 4.0.",
+    )
+
+    @default("login_service")
+    def _login_service_default(self) -> str:
+        return "single sign-on"
+
+    @default("username_claim")
+    def _username_claim_default(self) -> str:
+        return "preferred_username"
+
+    @default("scope")
+    def _scope_default(self) -> list[str]:
+        return ["openid", "profile", "email"]
+
+    @default("http_request_kwargs")
+    def _http_request_kwargs_default(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "connect_timeout": self.provider_timeout,
+            "request_timeout": self.provider_timeout,
+        }
+        if self.ca_file:
+            kwargs["ca_certs"] = self.ca_file
+        return kwargs
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._follower: ProviderLogFollower | None = None
+        if self.provider_log:
+            self._follower = ProviderLogFollower(self.provider_log, self.provider_log_pattern)
+            PeriodicCallback(self._audit_refused_second_factors, 2000).start()
+
+    def _audit_refused_second_factors(self) -> None:
+        assert self._follower is not None
+        for user in self._follower.read_new():
+            self.log.warning("The provider refused a second factor of %s", user)
+            audit("login_failed", user=user, address="", why="second factor refused", via="sso")
+            LOGIN_FAILURES.labels("second factor refused").inc()
+
+    def get_handlers(self, app: Any) -> list[tuple[str, Any]]:
+        return [*super().get_handlers(app), (f"/{SIGNED_OUT_PATH}", SignedOutHandler)]
+
+    # -- the provider --------------------------------------------------------------------
+
+    async def discover(self) -> dict[str, Any]:
+        """The provider's discovery document, fetched now (a sign-in's first step tells at once
+        whether the provider answers); endpoints not configured are taken from it."""
+        url = self.issuer.rstrip("/") + "/.well-known/openid-configuration"
+        try:
+            document = await self.httpfetch(url, "Reading the provider's discovery document")
+        except Exception as error:
+            self.log.error("Single sign-on provider %s not answering: %s", self.issuer, error)
+            raise _provider_error(self.issuer, "is not answering") from None
+        if not isinstance(document, dict) or document.get("issuer", "").rstrip(
+            "/"
+        ) != self.issuer.rstrip("/"):
+            self.log.error("Discovery document of %s names another issuer: %r", url, document)
+            raise _provider_error(self.issuer, "answers as another issuer (the hub's settings)")
+        for trait, key in (
+            ("authorize_url", "authorization_endpoint"),
+            ("token_url", "token_endpoint"),
+            ("userdata_url", "userinfo_endpoint"),
+            ("end_session_url", "end_session_endpoint"),
+        ):
+            if not getattr(self, trait) and document.get(key):
+                setattr(self, trait, document[key])
+        return document
+
+    async def get_token_info(self, handler: Any, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return dict(await super().get_token_info(handler, params))
+        except HTTPClientError as error:
+            if error.code < 500:
+                # The code was used, expired, or the PKCE verifier did not match.
+                raise web.HTTPError(
+                    403,
+                    "The single sign-on service did not accept this sign-in's code (it may "
+                    "have expired). Go back to the login page and sign in again.",
+                ) from None
+            raise _provider_error(self.issuer, "is not answering") from None
+        except OSError:
+            raise _provider_error(self.issuer, "is not answering") from None
+
+    async def token_to_user(self, token_info: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return dict(await super().token_to_user(token_info))
+        except (HTTPClientError, OSError):
+            raise _provider_error(self.issuer, "is not answering") from None
+
+    async def end_session_redirect(self, id_token: str, back: str) -> str:
+        """The provider's end-session URL for this browser, or "" when the provider does not
+        answer (the hub's session has ended either way)."""
+        try:
+            await self.discover()
+        except web.HTTPError:
+            return ""
+        if not self.end_session_url:
+            return ""
+        query = {"client_id": self.client_id, "post_logout_redirect_uri": back}
+        if id_token:
+            query["id_token_hint"] = id_token
+        return f"{self.end_session_url}?{urlencode(query)}"
+
+    # -- the directory -------------------------------------------------------------------
+
+    async def authenticate(self, handler: Any, data: Any = None, **kwargs: Any) -> Any:
+        address = handler.request.remote_ip if handler is not None else ""
+        started = time.monotonic()
+        try:
+            model = await super().authenticate(handler, data, **kwargs)
+        except SignInRefused as refused:
+            audit("login_failed", user=refused.user, address=address, why=refused.why)
+            LOGIN_FAILURES.labels(refused.why).inc()
+            raise
+        state = model.get("auth_state") or {}
+        if handler is not None:
+            handler.id_token = state.get("id_token")
+        audit(
+            "login",
+            user=model["name"],
+            address=address,
+            groups=model.get("groups", []),
+            via="sso",
+        )
+        self.log.info(
+            "Signed in %s through %s (%.2f s)",
+            model["name"],
+            self.issuer,
+            time.monotonic() - started,
+        )
+        return model
+
+    async def update_auth_model(self, auth_model: dict[str, Any]) -> dict[str, Any]:
+        """The provider's user as the cluster knows them: refused unless LDAP has them (and
+        they are in an allowed group); groups and admin from LDAP or the groups claim."""
+        name = auth_model["name"]
+        if not USERNAME_RE.fullmatch(name):
+            raise SignInRefused(
+                name,
+                "not a user name",
+                f"You signed in as {json.dumps(name)[1:-1][:64]}, which is not a cluster user "
+                "name. Ask the cluster team to link your single sign-on account to your "
+                "cluster account.",
+            )
+        type(self)._waiting += 1
+        try:
+            found: DirectoryUser | None = await self._in_directory(
+                lookup_user, name, timeout=self.timeout
+            )
+        except (DirectoryUnavailable, TimeoutError) as error:
+            self.log.error("LDAP unavailable for sign-in of %s: %s", name, error or "timed out")
+            raise web.HTTPError(
+                503,
+                "The cluster's user directory (LDAP) is not answering, so your sign-in cannot "
+                "be finished right now. Please try again in a minute.",
+            ) from None
+        finally:
+            type(self)._waiting -= 1
+        if found is None:
+            raise SignInRefused(
+                name,
+                "not in the directory",
+                f"You signed in as {name}, but the cluster has no user {name}: this portal is "
+                "for the cluster's users. If you should have an account, ask the cluster team.",
+            )
+        groups = found.groups
+        if self.groups_claim:
+            claimed = (auth_model["auth_state"] or {}).get(self.user_auth_state_key, {})
+            groups = frozenset(str(g) for g in claimed.get(self.groups_claim) or [])
+        if not self._in_allowed_group(groups):
+            raise SignInRefused(
+                name,
+                "in no allowed group",
+                f"{name} is in none of the groups that may use this portal. Ask the cluster "
+                "team to add you to your team's group.",
+            )
+        model = self._directory_model(found.login, groups)
+        auth_model["auth_state"]["groups"] = model["groups"]
+        auth_model["admin"] = model["admin"]
+        return auth_model
+
+    async def get_user_groups(self, auth_state: dict[str, Any]) -> set[str]:
+        # Set by update_auth_model, from LDAP or the groups claim.
+        return set(auth_state.get("groups") or [])
+
+    async def refresh_user(self, user: Any, handler: Any = None, **kwargs: Any) -> Any:
+        """Groups and admin from LDAP every auth_refresh_age (the provider's tokens are not
+        kept); with a groups claim, the groups stay as the provider sent them at sign-in and
+        only the user's presence in LDAP is checked."""
+        refreshed = await self._refresh_from_directory(user.name)
+        if self.groups_claim and isinstance(refreshed, dict):
+            return True
+        return refreshed
+
+    async def check_allowed(self, username: str, auth_model: Any = None) -> bool:
+        # update_auth_model has applied LDAP and the allowed groups to every sign-in.
+        if auth_model is not None:
+            return True
+        return bool(await super().check_allowed(username, auth_model))
+
+
+def _provider_error(issuer: str, what: str) -> web.HTTPError:
+    return web.HTTPError(
+        503,
+        f"The single sign-on service ({issuer}) {what}, so you cannot sign in right now. "
+        "Please try again in a minute; if it lasts, tell the cluster team.",
+    )

@@ -1,0 +1,215 @@
+"""Single sign-on: the hub signs users in through a real identity provider (LemonLDAP::NG on the
+host `sso`, deploy/local/sso.sh) with their LDAP password and a TOTP code; LDAP stays the
+directory. A hub of this module's own with PORTAL_LOGIN=sso (the other tests' hubs use the
+password form), its own port (registered with the provider) and hub id.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+import requests
+
+from tests.hubproc import REPO, Hub, state_dir, wait_for
+from tests.integration.conftest import cancel_user_jobs
+from tests.sso import PASSWORDS, PROVIDER, code, sign_in, start_provider, wrong_code
+
+PORT = 8250  # sso.sh registers https://127.0.0.1:8250/hub/oauth_callback with the provider
+HOSTS_SH = REPO / "deploy" / "local" / "hosts.sh"
+PORTAL = "/services/portal"
+
+
+@pytest.fixture(scope="module")
+def sso_hub(cluster: None) -> Iterator[Hub]:
+    start_provider()
+    cancel_user_jobs("alice")
+    hub = Hub(state_dir("sso"), PORT, env={"PORTAL_LOGIN": "sso", "PORTAL_HUB_ID": "test-sso"})
+    hub.start()
+    yield hub
+    hub.stop()
+    cancel_user_jobs("alice")
+
+
+def audit_records(hub: Hub) -> list[dict[str, Any]]:
+    path = hub.state / "audit" / "audit-hub.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def sign_in_page(browser: Any, hub: Hub, user: str, totp: str | None = None) -> Any:
+    """A fresh browser context through the hub's login button, the provider's password form
+    and its TOTP form; the page wherever that ends."""
+    page = browser.new_context().new_page()
+    page.set_default_timeout(30_000)
+    page.goto(f"{hub.url}/hub/login")
+    page.click("text=Sign in with single sign-on")
+    page.wait_for_url(f"{PROVIDER}/**")
+    page.fill("input[name=user]", user)
+    page.fill("input[name=password]", PASSWORDS[user])
+    page.click("button[type=submit]")
+    page.wait_for_selector("input[name=code]")
+    page.fill("input[name=code]", totp or code(user))
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
+    return page
+
+
+def test_alice_signs_in_with_password_and_code_and_lands_on_the_hub(
+    sso_hub: Hub, browser: Any
+) -> None:
+    started = time.monotonic()
+    page = sign_in_page(browser, sso_hub, "alice")
+    page.wait_for_url(f"{sso_hub.url}/hub/**")
+    took = time.monotonic() - started
+    assert "/hub/spawn" in page.url or "/hub/home" in page.url, page.url
+    assert page.inner_text("#gp-nav-user, .navbar", timeout=10_000).count("alice") >= 1
+    # Her hub session works for the portal too (the hub's OAuth, no second sign-in).
+    page.goto(f"{sso_hub.url}{PORTAL}/jobs")
+    assert "alice" in page.inner_text("body")
+    login = [
+        r for r in audit_records(sso_hub) if r.get("action") == "login" and r.get("user") == "alice"
+    ]
+    assert login and login[-1].get("via") == "sso" and "ds" in login[-1].get("groups", [])
+    print(f"\n[sso] alice: login button to the hub, password and TOTP code included: {took:.1f} s")
+    page.context.close()
+
+
+def test_a_wrong_code_is_refused_by_the_provider(sso_hub: Hub, browser: Any) -> None:
+    page = sign_in_page(browser, sso_hub, "alice", totp=wrong_code("alice"))
+    # The provider keeps her: no redirect to the hub, and the hub has no session for her.
+    assert page.url.startswith(PROVIDER), page.url
+    said = page.inner_text("body")
+    page.goto(f"{sso_hub.url}/hub/home")
+    assert "/hub/login" in page.url, (page.url, said)
+    page.context.close()
+    # The provider's log says so, and the hub audits it as a failed login (provider_log).
+    refused = wait_for(
+        lambda: [
+            r
+            for r in audit_records(sso_hub)
+            if r.get("action") == "login_failed" and r.get("why") == "second factor refused"
+        ],
+        15,
+        "the refused code in the hub's audit stream",
+    )
+    assert refused[-1]["user"] == "alice"  # type: ignore[index]
+
+
+def test_carol_is_an_admin_through_her_ldap_group(sso_hub: Hub) -> None:
+    carol = sign_in(sso_hub.url, "carol")
+    me = sso_hub.api(carol, "GET", "/user").json()
+    assert me["admin"] is True and "hpc-admins" in me["groups"]
+    users = sso_hub.api(carol, "GET", "/users")
+    assert users.status_code == 200, users.text
+    alice = sign_in(sso_hub.url, "alice")
+    assert sso_hub.api(alice, "GET", "/user").json()["admin"] is False
+    assert sso_hub.api(alice, "GET", "/users").status_code == 403
+
+
+def test_dave_is_refused_alices_server(sso_hub: Hub, browser: Any) -> None:
+    alice = sign_in(sso_hub.url, "alice")
+    started = sso_hub.api(
+        alice, "POST", "/users/alice/server", json={"user_options": {"profile": "gpu-1"}}
+    )
+    assert started.status_code in (201, 202), started.text
+    sso_hub.wait_ready(alice, "alice")
+    try:
+        page = sign_in_page(browser, sso_hub, "dave")
+        page.wait_for_url(f"{sso_hub.url}/hub/**")
+        response = page.goto(f"{sso_hub.url}/user/alice/lab")
+        # Her JupyterLab asks the hub who dave is; the hub refuses him access to her server.
+        assert response is not None and response.status == 403, page.url
+        assert page.inner_text("h1") == "You may not do that"
+        assert "You do not have permission to access Server at /user/alice/" in page.inner_text(
+            "#error-message"
+        )
+        page.context.close()
+        # Through the API, with the session the provider gave dave: refused too.
+        dave = sign_in(sso_hub.url, "dave")
+        assert dave.get(f"{sso_hub.url}/user/alice/api/status", timeout=30).status_code in (
+            403,
+            404,
+        )
+    finally:
+        sso_hub.stop_server(alice, "alice")
+
+
+def test_a_person_the_cluster_does_not_know_is_refused_with_a_page_that_says_so(
+    sso_hub: Hub, browser: Any
+) -> None:
+    page = sign_in_page(browser, sso_hub, "guest")
+    assert page.url.startswith(f"{sso_hub.url}/hub/oauth_callback"), page.url
+    assert page.inner_text("h1") == "You could not be signed in"
+    said = page.inner_text("#error-message")
+    assert "the cluster has no user guest" in said, said
+    assert page.get_attribute("#error-home", "href").endswith("/hub/login")
+    refused = [r for r in audit_records(sso_hub) if r.get("action") == "login_failed"]
+    assert (
+        refused and refused[-1]["user"] == "guest" and refused[-1]["why"] == "not in the directory"
+    )
+    page.context.close()
+
+
+def test_a_token_made_on_the_token_page_works_for_the_api_and_portal(sso_hub: Hub) -> None:
+    alice = sign_in(sso_hub.url, "alice")
+    made = sso_hub.api(
+        alice, "POST", "/users/alice/tokens", json={"note": "cli", "expires_in": 600}
+    )
+    assert made.status_code == 201, made.text
+    headers = {"Authorization": f"token {made.json()['token']}"}
+    assert (
+        requests.get(f"{sso_hub.url}/hub/api/user", headers=headers, timeout=30).json()["name"]
+        == "alice"
+    )
+    jobs = requests.get(f"{sso_hub.url}{PORTAL}/api/jobs", headers=headers, timeout=30)
+    assert jobs.status_code == 200, jobs.text
+
+
+def test_logout_ends_the_hub_session_and_the_providers(sso_hub: Hub, browser: Any) -> None:
+    page = sign_in_page(browser, sso_hub, "alice")
+    page.wait_for_url(f"{sso_hub.url}/hub/**")
+    page.goto(f"{sso_hub.url}/hub/logout")
+    page.wait_for_url(f"{sso_hub.url}/hub/signed-out**")
+    assert "signed out of the GPU portal and of single sign-on" in page.inner_text(
+        "#signed-out-message"
+    )
+    # The provider's session ended too: signing in again asks for the password.
+    page.click("#sign-in-again")
+    page.click("text=Sign in with single sign-on")
+    page.wait_for_selector("input[name=password]")
+    assert page.url.startswith(PROVIDER)
+    assert any(
+        r.get("action") == "logout" and r.get("user") == "alice" for r in audit_records(sso_hub)
+    )
+    page.context.close()
+
+
+def test_a_provider_that_does_not_answer_gets_a_page_saying_so_within_5_s(
+    sso_hub: Hub, browser: Any
+) -> None:
+    page = browser.new_context().new_page()
+    page.goto(f"{sso_hub.url}/hub/login")
+    subprocess.run(["bash", str(HOSTS_SH), "cut", "sso"], check=True, timeout=30)
+    try:
+        started = time.monotonic()
+        page.click("text=Sign in with single sign-on")
+        page.wait_for_selector("#error-message", timeout=10_000)
+        took = time.monotonic() - started
+    finally:
+        subprocess.run(["bash", str(HOSTS_SH), "mend", "sso"], check=True, timeout=30)
+    assert took < 5, f"{took:.1f} s"
+    assert page.inner_text("h1") == "Signing in is not possible right now"
+    assert "single sign-on service (https://sso.example.org) is not answering" in page.inner_text(
+        "#error-message"
+    )
+    print(f"\n[sso] provider cut off: the page said so after {took:.1f} s")
+    page.context.close()
+    wait_for(
+        lambda: requests.get(f"{PROVIDER}/.well-known/openid-configuration", timeout=5).ok,
+        30,
+        "the provider to answer again",
+    )

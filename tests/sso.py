@@ -1,0 +1,82 @@
+"""Signing in through the local cluster's identity provider (deploy/local/sso.sh), as a browser
+does, for tests that need a user's hub session without driving Chromium.
+
+The provider's pages are followed as they come: its password form, then its TOTP form (the
+code computed from the key `sso.sh start` registered for the user, as their phone would), then
+its redirect back to the hub, which finishes the sign-in.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import time
+from urllib.parse import urljoin
+
+import pyotp
+import requests
+
+from tests.hubproc import LOCAL_STATE, REPO
+
+SSO_SH = REPO / "deploy" / "local" / "sso.sh"
+TOTP_KEYS = LOCAL_STATE / "sso-totp"
+PROVIDER = "https://sso.example.org"
+# Every user the provider knows: the demo's (users.tsv) and the directory's guest, who is no
+# cluster user (deploy/local/cluster.sh).
+PASSWORDS = {
+    line.split("\t")[0]: line.split("\t")[2]
+    for line in (REPO / "deploy" / "local" / "users.tsv").read_text().splitlines()
+    if line and not line.startswith("#")
+} | {"guest": "guest-demo"}
+
+
+def start_provider() -> None:
+    """The provider up, its demo users' keys registered (safe to call again)."""
+    subprocess.run(["bash", str(SSO_SH), "start"], check=True, capture_output=True, timeout=120)
+
+
+def code(user: str) -> str:
+    """The user's TOTP code now."""
+    return pyotp.TOTP((TOTP_KEYS / user).read_text().strip()).now()
+
+
+def wrong_code(user: str) -> str:
+    """A code that is not the user's now, nor in the window either side the provider accepts."""
+    totp = pyotp.TOTP((TOTP_KEYS / user).read_text().strip())
+    now = time.time()
+    accepted = {totp.at(now + 30 * step) for step in (-2, -1, 0, 1, 2)}
+    return next(c for c in (f"{n:06d}" for n in range(1000000)) if c not in accepted)
+
+
+def _submit(
+    browser: requests.Session, page: requests.Response, fields: dict[str, str]
+) -> requests.Response:
+    """Post the page's form (its hidden fields and these) as a browser would."""
+    form = re.search(r"<form[^>]*action=\"([^\"]*)\"[^>]*>(.*?)</form>", page.text, re.S)
+    assert form, f"no form on {page.url}: {page.text[:400]}"
+    action = form.group(1)
+    target = page.url.split("#")[0] if action in ("", "#") else urljoin(page.url, action)
+    data = {}
+    for tag in re.findall(r"<input[^>]*type=\"hidden\"[^>]*>", form.group(2)):
+        name = re.search(r'name="([^"]+)"', tag)
+        value = re.search(r'value="([^"]*)"', tag)
+        if name:
+            data[name.group(1)] = value.group(1) if value else ""
+    return browser.post(target, data={**data, **fields}, timeout=30)
+
+
+def sign_in(hub_url: str, user: str, totp: str | None = None) -> requests.Session:
+    """A requests session signed in to the hub as `user` through the provider."""
+    browser = requests.Session()  # the demo CA trusted through REQUESTS_CA_BUNDLE (hubproc)
+    page = browser.get(f"{hub_url}/hub/oauth_login", timeout=30)
+    page = _submit(browser, page, {"user": user, "password": PASSWORDS[user]})
+    page = _submit(browser, page, {"code": totp or code(user)})
+    assert page.url.startswith(hub_url), (
+        f"{user} not back at the hub: {page.url} {page.status_code}"
+    )
+    browser.headers["X-XSRFToken"] = browser.cookies.get("_xsrf", "")
+    return browser
+
+
+def provider_log() -> str:
+    return (LOCAL_STATE / "sso-log" / "portal.log").read_text(errors="replace")
