@@ -19,7 +19,7 @@ demo:
 		$${PORTAL_HUB_STATE:-/var/lib/portal-local/hub}/prometheus-api-token
 	@echo
 	@echo "Preflight (gpuportal-admin preflight, as an admin runs it on the hub host):"
-	@bash deploy/local/hub.sh preflight
+	@PORTAL_LOGIN=$${PORTAL_LOGIN:-sso} bash deploy/local/hub.sh preflight
 	@echo
 	@echo "GPU portal is up: https://127.0.0.1:$${PORTAL_HUB_PORT:-8000}  (http://127.0.0.1:$$(( $${PORTAL_HUB_PORT:-8000} + 80 )) redirects there)"
 	@echo "  its certificate is the demo CA's: trust $${PORTAL_STATE:-/var/lib/portal-local}/demo-ca/ca.pem in your browser"

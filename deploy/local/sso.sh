@@ -80,12 +80,17 @@ type = File
 dirName = $DIR/conf
 [portal]
 staticPrefix = /static
-templateDir = /usr/share/lemonldap-ng/portal/templates
+templateDir = $DIR/templates
 languages = en
 [handler]
 status = 0
 EOF
     sed "s|@DIR@|$DIR|g" "$HERE/sso-nginx.conf.in" >"$DIR/nginx.conf"
+    # The portal's pages, less the two scripts its header loads from a CDN for Internet
+    # Explorer 8 (in a conditional comment no browser of today reads): nothing from elsewhere.
+    rm -rf "$DIR/templates"
+    cp -r /usr/share/lemonldap-ng/portal/templates "$DIR/templates"
+    sed -i '/<!--\[if lt IE 9\]>/,/<!\[endif\]-->/d' "$DIR/templates/bootstrap/header.tpl"
     touch "$DIR/log/nginx-error.log" "$LOG_DIR/portal.log"
     chown -R "$ACCOUNT:$ACCOUNT" "$DIR"
     chown "$ACCOUNT:$SERVICE_USER" "$LOG_DIR/portal.log"

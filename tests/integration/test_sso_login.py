@@ -11,12 +11,14 @@ import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import requests
 
 from tests.hubproc import REPO, Hub, state_dir, wait_for
 from tests.integration.conftest import cancel_user_jobs
+from tests.integration.test_preflight import preflight
 from tests.sso import PASSWORDS, PROVIDER, code, sign_in, start_provider, wrong_code
 
 PORT = 8250  # sso.sh registers https://127.0.0.1:8250/hub/oauth_callback with the provider
@@ -42,9 +44,11 @@ def audit_records(hub: Hub) -> list[dict[str, Any]]:
 
 def sign_in_page(browser: Any, hub: Hub, user: str, totp: str | None = None) -> Any:
     """A fresh browser context through the hub's login button, the provider's password form
-    and its TOTP form; the page wherever that ends."""
+    and its TOTP form; the page wherever that ends. page.hosts: every host it asked."""
     page = browser.new_context().new_page()
     page.set_default_timeout(30_000)
+    page.hosts = set()
+    page.on("request", lambda request: page.hosts.add(urlsplit(request.url).hostname))
     page.goto(f"{hub.url}/hub/login")
     page.click("text=Sign in with single sign-on")
     page.wait_for_url(f"{PROVIDER}/**")
@@ -66,6 +70,8 @@ def test_alice_signs_in_with_password_and_code_and_lands_on_the_hub(
     page.wait_for_url(f"{sso_hub.url}/hub/**")
     took = time.monotonic() - started
     assert "/hub/spawn" in page.url or "/hub/home" in page.url, page.url
+    # The hub's pages and the provider's loaded nothing from elsewhere (no CDN).
+    assert page.hosts == {"127.0.0.1", "sso.example.org"}, page.hosts
     assert page.inner_text("#gp-nav-user, .navbar", timeout=10_000).count("alice") >= 1
     # Her hub session works for the portal too (the hub's OAuth, no second sign-in).
     page.goto(f"{sso_hub.url}{PORTAL}/jobs")
@@ -99,12 +105,16 @@ def test_a_wrong_code_is_refused_by_the_provider(sso_hub: Hub, browser: Any) -> 
     assert refused[-1]["user"] == "alice"  # type: ignore[index]
 
 
-def test_carol_is_an_admin_through_her_ldap_group(sso_hub: Hub) -> None:
+def test_carol_is_an_admin_through_her_ldap_group(sso_hub: Hub, browser: Any) -> None:
+    page = sign_in_page(browser, sso_hub, "carol")
+    page.wait_for_url(f"{sso_hub.url}/hub/**")
+    # The hub's admin page opens for her (hpc-admins in LDAP), and the API says why.
+    response = page.goto(f"{sso_hub.url}/hub/admin")
+    assert response is not None and response.status == 200, page.url
+    page.context.close()
     carol = sign_in(sso_hub.url, "carol")
     me = sso_hub.api(carol, "GET", "/user").json()
     assert me["admin"] is True and "hpc-admins" in me["groups"]
-    users = sso_hub.api(carol, "GET", "/users")
-    assert users.status_code == 200, users.text
     alice = sign_in(sso_hub.url, "alice")
     assert sso_hub.api(alice, "GET", "/user").json()["admin"] is False
     assert sso_hub.api(alice, "GET", "/users").status_code == 403
@@ -213,3 +223,13 @@ def test_a_provider_that_does_not_answer_gets_a_page_saying_so_within_5_s(
         30,
         "the provider to answer again",
     )
+
+
+def test_the_preflight_checks_the_provider_and_the_client_secret(sso_hub: Hub) -> None:
+    _, lines = preflight(sso_hub)
+    assert lines["SSO provider"].lstrip().startswith("pass"), lines["SSO provider"]
+    assert lines["SSO client secret"].lstrip().startswith("pass"), lines["SSO client secret"]
+    # A hub set up with a wrong issuer address fails the check, with what to fix.
+    _, lines = preflight(sso_hub, PORTAL_SSO_ISSUER="https://sso.example.org/realms/hpc")
+    assert lines["SSO provider"].lstrip().startswith("FAIL"), lines["SSO provider"]
+    assert "fix:" in lines["SSO provider"]
