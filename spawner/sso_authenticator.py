@@ -15,8 +15,8 @@ state cookie, the token and userinfo calls); this adds what a cluster needs arou
   token as hint), and the page the provider sends the user back to says both ended; when the
   provider does not answer, the page says its session may still be open.
 - Sign-ins and refusals go to the audit stream and the login-failure counter, as the form's do;
-  so do the second factors the provider refused, read from its log (`provider_log`,
-  gpuportal_spawner.provider_log).
+  so do the passwords and second factors the provider refused, read from its log
+  (`provider_log`, gpuportal_spawner.provider_log).
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from oauthenticator.oauth2 import (
 from tornado import web
 from tornado.httpclient import HTTPClientError
 from tornado.ioloop import PeriodicCallback
-from traitlets import Float, Unicode, default
+from traitlets import Dict, Float, Unicode, default
 
 from gpuportal_adapters.directory import DirectoryUnavailable, DirectoryUser, lookup_user
 from gpuportal_core.sbatch import USERNAME_RE
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.cluster_directory import ClusterDirectory
 from gpuportal_spawner.metrics import LOGIN_FAILURES
-from gpuportal_spawner.provider_log import LEMONLDAP_TOTP_REFUSED, ProviderLogFollower
+from gpuportal_spawner.provider_log import LEMONLDAP_REFUSALS, ProviderLogFollower
 
 # The ID token of the sign-in, kept (signed, HTTPS only) for the provider's logout: the hint
 # that lets it end the session without asking the user to confirm.
@@ -179,13 +179,15 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         "",
         config=True,
         help="The provider's log as shipped to the hub host, e.g. /var/log/sso/portal.log: its "
-        "refused second factors go to the audit stream as failed logins. Empty: not followed.",
+        "refused passwords and second factors go to the audit stream as failed logins. Empty: "
+        "not followed.",
     )
-    provider_log_pattern = Unicode(
-        LEMONLDAP_TOTP_REFUSED,
+    provider_log_patterns = Dict(
+        LEMONLDAP_REFUSALS,
         config=True,
-        help="A regular expression for a refused second factor in provider_log, with a group "
-        "named user; the default is LemonLDAP::NG's line.",
+        help="What a refusal looks like in provider_log: {why: regular expression with a group "
+        "named user}; the default is LemonLDAP::NG's lines for a wrong code and a wrong "
+        "password.",
     )
     provider_timeout = Float(
         4.0,
@@ -220,15 +222,15 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         super().__init__(**kwargs)
         self._follower: ProviderLogFollower | None = None
         if self.provider_log:
-            self._follower = ProviderLogFollower(self.provider_log, self.provider_log_pattern)
-            PeriodicCallback(self._audit_refused_second_factors, 2000).start()
+            self._follower = ProviderLogFollower(self.provider_log, self.provider_log_patterns)
+            PeriodicCallback(self._audit_provider_refusals, 2000).start()
 
-    def _audit_refused_second_factors(self) -> None:
+    def _audit_provider_refusals(self) -> None:
         assert self._follower is not None
-        for user in self._follower.read_new():
-            self.log.warning("The provider refused a second factor of %s", user)
-            audit("login_failed", user=user, address="", why="second factor refused", via="sso")
-            LOGIN_FAILURES.labels("second factor refused").inc()
+        for why, user in self._follower.read_new():
+            self.log.warning("The provider refused a sign-in of %s: %s", user, why)
+            audit("login_failed", user=user, address="", why=why, via="sso")
+            LOGIN_FAILURES.labels(why).inc()
 
     def get_handlers(self, app: Any) -> list[tuple[str, Any]]:
         return [*super().get_handlers(app), (f"/{SIGNED_OUT_PATH}", SignedOutHandler)]

@@ -48,12 +48,13 @@ def wrong_code(user: str) -> str:
     return next(c for c in (f"{n:06d}" for n in range(1000000)) if c not in accepted)
 
 
-def _submit(
+def submit_form(
     browser: requests.Session, page: requests.Response, fields: dict[str, str]
 ) -> requests.Response:
     """Post the page's form (its hidden fields and these) as a browser would."""
     form = re.search(r"<form[^>]*action=\"([^\"]*)\"[^>]*>(.*?)</form>", page.text, re.S)
-    assert form, f"no form on {page.url}: {page.text[:400]}"
+    said = re.findall(r'(?:trmsg|trspan)="([^"]+)"', page.text)  # the provider's message keys
+    assert form, f"no form on {page.url} ({page.status_code}): {said}"
     action = form.group(1)
     target = page.url.split("#")[0] if action in ("", "#") else urljoin(page.url, action)
     data = {}
@@ -69,8 +70,8 @@ def sign_in(hub_url: str, user: str, totp: str | None = None) -> requests.Sessio
     """A requests session signed in to the hub as `user` through the provider."""
     browser = requests.Session()  # the demo CA trusted through REQUESTS_CA_BUNDLE (hubproc)
     page = browser.get(f"{hub_url}/hub/oauth_login", timeout=30)
-    page = _submit(browser, page, {"user": user, "password": PASSWORDS[user]})
-    page = _submit(browser, page, {"code": totp or code(user)})
+    page = submit_form(browser, page, {"user": user, "password": PASSWORDS[user]})
+    page = submit_form(browser, page, {"code": totp or code(user)})
     assert page.url.startswith(hub_url), (
         f"{user} not back at the hub: {page.url} {page.status_code}"
     )

@@ -8,6 +8,8 @@ from gpuportal_spawner.provider_log import ProviderLogFollower
 
 REFUSED = "[Thu Nov 26 23:50:19 2026] [LLNG:1] [notice] totp2f: invalid attempt for {}\n"
 OTHER = "[Thu Nov 26 23:50:19 2026] [LLNG:1] [notice] User alice connected\n"
+PASSWORD = "[Fri Nov 27 00:07:30 2026] [LLNG:15461] [warn] Bad password for {} (10.213.0.1)\n"
+CODE = "second factor refused"
 
 
 def test_only_refusals_written_after_the_start_count(tmp_path: Path) -> None:
@@ -17,7 +19,7 @@ def test_only_refusals_written_after_the_start_count(tmp_path: Path) -> None:
     assert follower.read_new() == []
     with log.open("a") as out:
         out.write(OTHER + REFUSED.format("alice") + REFUSED.format("carol"))
-    assert follower.read_new() == ["alice", "carol"]
+    assert follower.read_new() == [(CODE, "alice"), (CODE, "carol")]
     assert follower.read_new() == []
 
 
@@ -31,7 +33,7 @@ def test_a_line_being_written_waits_for_its_end(tmp_path: Path) -> None:
     assert follower.read_new() == []
     with log.open("a") as out:
         out.write(line[30:])
-    assert follower.read_new() == ["alice"]
+    assert follower.read_new() == [(CODE, "alice")]
 
 
 def test_a_rotated_log_is_read_from_its_start(tmp_path: Path) -> None:
@@ -40,7 +42,7 @@ def test_a_rotated_log_is_read_from_its_start(tmp_path: Path) -> None:
     follower = ProviderLogFollower(str(log))
     log.rename(tmp_path / "portal.log.1")
     log.write_text(REFUSED.format("dave"))
-    assert follower.read_new() == ["dave"]
+    assert follower.read_new() == [(CODE, "dave")]
 
 
 def test_a_missing_log_reads_nothing_until_it_appears(tmp_path: Path) -> None:
@@ -48,7 +50,7 @@ def test_a_missing_log_reads_nothing_until_it_appears(tmp_path: Path) -> None:
     follower = ProviderLogFollower(str(log))
     assert follower.read_new() == []
     log.write_text(REFUSED.format("erin"))
-    assert follower.read_new() == ["erin"]
+    assert follower.read_new() == [(CODE, "erin")]
 
 
 def test_a_name_that_is_no_user_name_is_not_taken(tmp_path: Path) -> None:
@@ -56,4 +58,13 @@ def test_a_name_that_is_no_user_name_is_not_taken(tmp_path: Path) -> None:
     log.write_text("")
     follower = ProviderLogFollower(str(log))
     log.write_text(REFUSED.format("Robert'); DROP") + REFUSED.format("frank"))
-    assert follower.read_new() == ["frank"]
+    assert follower.read_new() == [(CODE, "frank")]
+
+
+def test_a_wrong_password_at_the_provider_is_one_too(tmp_path: Path) -> None:
+    log = tmp_path / "portal.log"
+    log.write_text("")
+    follower = ProviderLogFollower(str(log))
+    with log.open("a") as out:
+        out.write(PASSWORD.format("bob") + REFUSED.format("bob"))
+    assert follower.read_new() == [("wrong name or password", "bob"), (CODE, "bob")]
