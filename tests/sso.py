@@ -75,7 +75,9 @@ def sign_in(hub_url: str, user: str, totp: str | None = None) -> requests.Sessio
     assert page.url.startswith(hub_url), (
         f"{user} not back at the hub: {page.url} {page.status_code}"
     )
-    browser.headers["X-XSRFToken"] = browser.cookies.get("_xsrf", "")
+    # The hub's own: a user with a running server also has her JupyterLab's (/user/NAME/).
+    hub_xsrf = [c.value for c in browser.cookies if c.name == "_xsrf" and c.path.startswith("/hub")]
+    browser.headers["X-XSRFToken"] = (hub_xsrf or [""])[0] or ""
     return browser
 
 

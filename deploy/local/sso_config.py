@@ -148,7 +148,9 @@ def configuration(args: argparse.Namespace) -> dict[str, object]:
         "notification": 0,
         "locationRules": {},
         "exportedHeaders": {},
-        "groups": {},
+        # A group of the provider's own besides LDAP's (every user here has passed a second
+        # factor): a hub that takes the groups claim sees it, one that reads LDAP does not.
+        "groups": {"mfa": "1"},
         "macros": {},
         "applicationList": {},
     }

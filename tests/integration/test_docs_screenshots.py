@@ -54,4 +54,6 @@ def test_the_docs_show_the_screenshots_this_test_takes() -> None:
     named = {f"{name}-{mode}.png" for name in SHOTS for mode in ("light", "dark")}
     # And a session in a podman image, taken by tests/integration/test_container_session.py.
     named |= {"container-spawn-light.png", "container-lab-light.png"}
+    # And single sign-on's, taken by tests/integration/test_sso_login.py.
+    named |= {f"sso-{name}-light.png" for name in ("login", "code", "refused", "signed-out")}
     assert {p.name for p in DOCS_SHOTS.glob("*.png")} == named

@@ -10,6 +10,7 @@ import json
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -18,6 +19,7 @@ import requests
 
 from tests.hubproc import REPO, Hub, state_dir, wait_for
 from tests.integration.conftest import cancel_user_jobs
+from tests.integration.test_docs_screenshots import folder
 from tests.integration.test_preflight import preflight
 from tests.sso import (
     PASSWORDS,
@@ -32,6 +34,13 @@ from tests.sso import (
 PORT = 8250  # sso.sh registers https://127.0.0.1:8250/hub/oauth_callback with the provider
 HOSTS_SH = REPO / "deploy" / "local" / "hosts.sh"
 PORTAL = "/services/portal"
+# The docs' screenshots of single sign-on (docs/how-to/sso.md; test_docs_screenshots names them).
+SSO_SHOTS = (
+    "sso-login-light.png",
+    "sso-code-light.png",
+    "sso-refused-light.png",
+    "sso-signed-out-light.png",
+)
 
 
 @pytest.fixture(scope="module")
@@ -65,20 +74,27 @@ def audited_refusal(hub: Hub, user: str) -> dict[str, Any]:
     return refusals()[-1]
 
 
-def sign_in_page(browser: Any, hub: Hub, user: str, totp: str | None = None) -> Any:
+def sign_in_page(
+    browser: Any, hub: Hub, user: str, totp: str | None = None, shots: Path | None = None
+) -> Any:
     """A fresh browser context through the hub's login button, the provider's password form
-    and its TOTP form; the page wherever that ends. page.hosts: every host it asked."""
-    page = browser.new_context().new_page()
+    and its TOTP form; the page wherever that ends. page.hosts: every host it asked. With
+    shots: the hub's login page and the provider's code form, as the docs show them."""
+    page = browser.new_context(viewport={"width": 1100, "height": 640}).new_page()
     page.set_default_timeout(30_000)
     page.hosts = set()
     page.on("request", lambda request: page.hosts.add(urlsplit(request.url).hostname))
     page.goto(f"{hub.url}/hub/login")
+    if shots:
+        page.screenshot(path=str(shots / SSO_SHOTS[0]))
     page.click("text=Sign in with single sign-on")
     page.wait_for_url(f"{PROVIDER}/**")
     page.fill("input[name=user]", user)
     page.fill("input[name=password]", PASSWORDS[user])
     page.click("button[type=submit]")
     page.wait_for_selector("input[name=code]")
+    if shots:
+        page.screenshot(path=str(shots / SSO_SHOTS[1]))
     page.fill("input[name=code]", totp or code(user))
     page.click("button[type=submit]")
     page.wait_for_load_state()
@@ -86,10 +102,10 @@ def sign_in_page(browser: Any, hub: Hub, user: str, totp: str | None = None) -> 
 
 
 def test_alice_signs_in_with_password_and_code_and_lands_on_the_hub(
-    sso_hub: Hub, browser: Any
+    sso_hub: Hub, browser: Any, tmp_path: Path
 ) -> None:
     started = time.monotonic()
-    page = sign_in_page(browser, sso_hub, "alice")
+    page = sign_in_page(browser, sso_hub, "alice", shots=folder(tmp_path))
     page.wait_for_url(f"{sso_hub.url}/hub/**")
     took = time.monotonic() - started
     assert "/hub/spawn" in page.url or "/hub/home" in page.url, page.url
@@ -142,13 +158,14 @@ def test_carol_is_an_admin_through_her_ldap_group(sso_hub: Hub, browser: Any) ->
     page.context.close()
     carol = sign_in(sso_hub.url, "carol")
     me = sso_hub.api(carol, "GET", "/user").json()
-    assert me["admin"] is True and "hpc-admins" in me["groups"]
+    # Her groups are LDAP's (the module's hub reads LDAP): not the provider's own `mfa`.
+    assert me["admin"] is True and me["groups"] == ["hpc-admins"]
     alice = sign_in(sso_hub.url, "alice")
     assert sso_hub.api(alice, "GET", "/user").json()["admin"] is False
     assert sso_hub.api(alice, "GET", "/users").status_code == 403
 
 
-def test_dave_is_refused_alices_server(sso_hub: Hub, browser: Any) -> None:
+def test_dave_is_refused_alices_server_her_token_reaches_it(sso_hub: Hub, browser: Any) -> None:
     alice = sign_in(sso_hub.url, "alice")
     started = sso_hub.api(
         alice, "POST", "/users/alice/server", json={"user_options": {"profile": "gpu-1"}}
@@ -166,18 +183,25 @@ def test_dave_is_refused_alices_server(sso_hub: Hub, browser: Any) -> None:
             "#error-message"
         )
         page.context.close()
-        # Through the API, with the session the provider gave dave: refused too.
-        dave = sign_in(sso_hub.url, "dave")
-        assert dave.get(f"{sso_hub.url}/user/alice/api/status", timeout=30).status_code in (
-            403,
-            404,
-        )
+
+        # Tokens made from the sessions the provider gave them, used as the VS Code JupyterHub
+        # extension and scripts use a pasted token: alice's reaches her server's Jupyter API,
+        # dave's is refused there.
+        def token(user: str) -> dict[str, str]:
+            made = sso_hub.api(sign_in(sso_hub.url, user), "POST", f"/users/{user}/tokens", json={})
+            assert made.status_code == 201, made.text
+            return {"Authorization": f"token {made.json()['token']}"}
+
+        kernelspecs = f"{sso_hub.url}/user/alice/api/kernelspecs"
+        mine = requests.get(kernelspecs, headers=token("alice"), timeout=30)
+        assert mine.status_code == 200 and "python3" in mine.json()["kernelspecs"], mine.text
+        assert requests.get(kernelspecs, headers=token("dave"), timeout=30).status_code == 403
     finally:
         sso_hub.stop_server(alice, "alice")
 
 
 def test_a_person_the_cluster_does_not_know_is_refused_with_a_page_that_says_so(
-    sso_hub: Hub, browser: Any
+    sso_hub: Hub, browser: Any, tmp_path: Path
 ) -> None:
     page = sign_in_page(browser, sso_hub, "guest")
     assert page.url.startswith(f"{sso_hub.url}/hub/oauth_callback"), page.url
@@ -185,6 +209,7 @@ def test_a_person_the_cluster_does_not_know_is_refused_with_a_page_that_says_so(
     said = page.inner_text("#error-message")
     assert "the cluster has no user guest" in said, said
     assert page.get_attribute("#error-home", "href").endswith("/hub/login")
+    page.screenshot(path=str(folder(tmp_path) / SSO_SHOTS[2]))
     refused = [r for r in audit_records(sso_hub) if r.get("action") == "login_failed"]
     assert (
         refused and refused[-1]["user"] == "guest" and refused[-1]["why"] == "not in the directory"
@@ -207,7 +232,9 @@ def test_a_token_made_on_the_token_page_works_for_the_api_and_portal(sso_hub: Hu
     assert jobs.status_code == 200, jobs.text
 
 
-def test_logout_ends_the_hub_session_and_the_providers(sso_hub: Hub, browser: Any) -> None:
+def test_logout_ends_the_hub_session_and_the_providers(
+    sso_hub: Hub, browser: Any, tmp_path: Path
+) -> None:
     page = sign_in_page(browser, sso_hub, "alice")
     page.wait_for_url(f"{sso_hub.url}/hub/**")
     page.goto(f"{sso_hub.url}/hub/logout")
@@ -215,6 +242,7 @@ def test_logout_ends_the_hub_session_and_the_providers(sso_hub: Hub, browser: An
     assert "signed out of the GPU portal and of single sign-on" in page.inner_text(
         "#signed-out-message"
     )
+    page.screenshot(path=str(folder(tmp_path) / SSO_SHOTS[3]))
     # The provider's session ended too: signing in again asks for the password.
     page.click("#sign-in-again")
     page.click("text=Sign in with single sign-on")
@@ -229,16 +257,21 @@ def test_logout_ends_the_hub_session_and_the_providers(sso_hub: Hub, browser: An
 def test_a_provider_that_does_not_answer_gets_a_page_saying_so_within_5_s(
     sso_hub: Hub, browser: Any
 ) -> None:
-    page = browser.new_context().new_page()
-    page.goto(f"{sso_hub.url}/hub/login")
+    page = sign_in_page(browser, sso_hub, "alice")
+    page.wait_for_url(f"{sso_hub.url}/hub/**")
     subprocess.run(["bash", str(HOSTS_SH), "cut", "sso"], check=True, timeout=30)
     try:
+        # Logout ends the hub's session all the same, and says the provider's may be open.
+        page.goto(f"{sso_hub.url}/hub/logout")
+        logged_out = page.inner_text("#signed-out-message")
+        page.click("#sign-in-again")
         started = time.monotonic()
         page.click("text=Sign in with single sign-on")
         page.wait_for_selector("#error-message", timeout=10_000)
         took = time.monotonic() - started
     finally:
         subprocess.run(["bash", str(HOSTS_SH), "mend", "sso"], check=True, timeout=30)
+    assert "signed out of the GPU portal, but single sign-on did not answer" in logged_out
     assert took < 5, f"{took:.1f} s"
     assert page.inner_text("h1") == "Signing in is not possible right now"
     assert "single sign-on service (https://sso.example.org) is not answering" in page.inner_text(
@@ -261,3 +294,25 @@ def test_the_preflight_checks_the_provider_and_the_client_secret(sso_hub: Hub) -
     _, lines = preflight(sso_hub, PORTAL_SSO_ISSUER="https://sso.example.org/realms/hpc")
     assert lines["SSO provider"].lstrip().startswith("FAIL"), lines["SSO provider"]
     assert "fix:" in lines["SSO provider"]
+
+
+def test_groups_can_come_from_the_providers_claim(cluster: None) -> None:
+    """A site whose provider sends the groups (PORTAL_SSO_GROUPS_CLAIM=groups): the hub takes
+    them from the provider's userinfo, here LemonLDAP::NG's `groups` claim, which has the
+    provider's own group `mfa` besides dave's LDAP group (deploy/local/sso_config.py)."""
+    start_provider()
+    env = {
+        "PORTAL_LOGIN": "sso",
+        "PORTAL_HUB_ID": "test-sso-claims",
+        "PORTAL_SSO_GROUPS_CLAIM": "groups",
+    }
+    hub = Hub(state_dir("sso-claims"), 8350, env=env)  # 8350: registered with the provider too
+    hub.start()
+    try:
+        dave = sign_in(hub.url, "dave")
+        me = hub.api(dave, "GET", "/user").json()
+        assert (me["admin"], sorted(me["groups"])) == (False, ["mfa", "vision"])
+        log = hub.log_path.read_text()
+        assert "Signed in dave" in log
+    finally:
+        hub.stop()
