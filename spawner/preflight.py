@@ -13,12 +13,9 @@ from __future__ import annotations
 
 import json
 import os
-import pwd
 import socket
-import ssl
 import subprocess
 import sys
-import urllib.request
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -37,6 +34,7 @@ from gpuportal_core.preflight import (
 from gpuportal_core.sudo_rules import listed_rules
 from gpuportal_core.words import count
 from gpuportal_spawner.admin_command import program_paths
+from gpuportal_spawner.preflight_sso import check_sso
 
 TIMEOUT = 30
 # What each probed node runs (its system python3): the hub's API called back, its own
@@ -180,66 +178,6 @@ def check_ldap(settings: HubSettings) -> Check:
     return passed(
         "LDAP", f"{settings.ldap_uri} over verified TLS, groups {', '.join(sorted(found))}"
     )
-
-
-def check_sso(settings: HubSettings) -> list[Check]:
-    """With PORTAL_LOGIN=sso: the client secret is the service account's alone, and the provider
-    answers over verified TLS as the configured issuer, with PKCE (S256)."""
-    checks = []
-    secret = Path(settings.sso_client_secret_file or f"{settings.state}/sso-client/client-secret")
-    try:
-        stat = secret.stat()
-    except OSError as error:
-        checks.append(failed("SSO client secret", str(error), "set PORTAL_SSO_CLIENT_SECRET_FILE"))
-    else:
-        owner = pwd.getpwuid(stat.st_uid).pw_name
-        if owner != settings.service_user or stat.st_mode & 0o077:
-            checks.append(
-                failed(
-                    "SSO client secret",
-                    f"{secret} is {owner}'s, mode {stat.st_mode & 0o777:o}",
-                    f"chown {settings.service_user} {secret}; chmod 0400 {secret}",
-                )
-            )
-        else:
-            checks.append(passed("SSO client secret", f"{secret}, {owner}'s alone"))
-    issuer = settings.sso_issuer.rstrip("/")
-    context = ssl.create_default_context(
-        cafile=settings.sso_ca_file or f"{settings.state}/demo-ca/ca.pem"
-    )
-    try:
-        with urllib.request.urlopen(
-            f"{issuer}/.well-known/openid-configuration", timeout=5, context=context
-        ) as answer:
-            document = json.load(answer)
-    except (OSError, ValueError) as error:
-        checks.append(
-            failed(
-                "SSO provider",
-                f"{issuer}: {error}",
-                "check PORTAL_SSO_ISSUER and PORTAL_SSO_CA_FILE, and that the provider runs",
-            )
-        )
-        return checks
-    if str(document.get("issuer", "")).rstrip("/") != issuer:
-        checks.append(
-            failed(
-                "SSO provider",
-                f"{issuer} calls itself {document.get('issuer')!r}",
-                "set PORTAL_SSO_ISSUER to the issuer its discovery document names",
-            )
-        )
-    elif "S256" not in document.get("code_challenge_methods_supported", []):
-        checks.append(
-            warned(
-                "SSO provider",
-                f"{issuer} does not list PKCE (S256)",
-                "require PKCE with S256 for the hub's client at the provider",
-            )
-        )
-    else:
-        checks.append(passed("SSO provider", f"{issuer} over verified TLS, PKCE (S256)"))
-    return checks
 
 
 def _as_service(settings: HubSettings, code: str) -> subprocess.CompletedProcess[str]:

@@ -26,15 +26,7 @@ import time
 from typing import Any
 from urllib.parse import urlencode
 
-from jupyterhub.handlers import BaseHandler
-from jupyterhub.utils import url_path_join
 from oauthenticator.generic import GenericOAuthenticator
-from oauthenticator.oauth2 import (
-    STATE_COOKIE_NAME,
-    OAuthCallbackHandler,
-    OAuthLoginHandler,
-    OAuthLogoutHandler,
-)
 from tornado import web
 from tornado.httpclient import HTTPClientError
 from tornado.ioloop import PeriodicCallback
@@ -46,11 +38,13 @@ from gpuportal_spawner.audit import audit
 from gpuportal_spawner.cluster_directory import ClusterDirectory
 from gpuportal_spawner.metrics import LOGIN_FAILURES
 from gpuportal_spawner.provider_log import LEMONLDAP_REFUSALS, ProviderLogFollower
-
-# The ID token of the sign-in, kept (signed, HTTPS only) for the provider's logout: the hint
-# that lets it end the session without asking the user to confirm.
-ID_TOKEN_COOKIE = "gpuportal-sso-id"
-SIGNED_OUT_PATH = "signed-out"
+from gpuportal_spawner.sso_handlers import (
+    SIGNED_OUT_PATH,
+    SignedOutHandler,
+    SSOCallbackHandler,
+    SSOLoginHandler,
+    SSOLogoutHandler,
+)
 
 
 class SignInRefused(web.HTTPError):
@@ -60,88 +54,6 @@ class SignInRefused(web.HTTPError):
         super().__init__(403, message)
         self.user = user
         self.why = why
-
-
-class SSOLoginHandler(OAuthLoginHandler):
-    """Sends the browser to the provider, once the provider has been seen to answer."""
-
-    async def get(self) -> None:
-        await self.authenticator.discover()
-        super().get()
-
-
-class SSOCallbackHandler(OAuthCallbackHandler):
-    """The provider's redirect back: the hub's session, and the ID token kept for logout."""
-
-    def check_error(self) -> None:
-        error = self.get_argument("error", "")
-        if error:
-            detail = self.get_argument("error_description", error)
-            audit("login_failed", user="", address=self.request.remote_ip, why=f"provider: {error}")
-            LOGIN_FAILURES.labels("refused by the provider").inc()
-            raise web.HTTPError(
-                403,
-                f"The single sign-on service did not sign you in ({detail}). "
-                "Go back to the login page to try again.",
-            )
-
-    async def get(self) -> None:
-        self.check_arguments()
-        user = await self.login_user()
-        if user is None:
-            raise web.HTTPError(403, self.authenticator.custom_403_message)
-        id_token = getattr(self, "id_token", None)
-        if id_token:
-            self.set_secure_cookie(
-                ID_TOKEN_COOKIE,
-                id_token,
-                expires_days=1,
-                path=self.hub.base_url,
-                httponly=True,
-                secure=self.request.protocol == "https",
-                samesite="Lax",
-            )
-        self.redirect(self.get_next_url(user))
-
-
-class SSOLogoutHandler(OAuthLogoutHandler):
-    """The hub's logout, then the provider's; the audit stream says who logged out."""
-
-    async def handle_logout(self) -> None:
-        self.clear_cookie(STATE_COOKIE_NAME)
-
-    async def default_handle_logout(self) -> None:
-        user = self.current_user
-        if user is not None:
-            audit("logout", user=user.name, address=self.request.remote_ip)
-        await super().default_handle_logout()
-
-    async def render_logout_page(self) -> None:
-        id_token = (self.get_secure_cookie(ID_TOKEN_COOKIE) or b"").decode()
-        self.clear_cookie(ID_TOKEN_COOKIE, path=self.hub.base_url)
-        back = f"{self.request.protocol}://{self.request.host}" + url_path_join(
-            self.hub.base_url, SIGNED_OUT_PATH
-        )
-        end_session = await self.authenticator.end_session_redirect(id_token, back)
-        if end_session:
-            self.redirect(end_session)
-            return
-        html = await self.render_template(
-            "signed_out.html",
-            provider_ended=False,
-            provider=self.authenticator.login_service,
-        )
-        self.finish(html)
-
-
-class SignedOutHandler(BaseHandler):
-    """Where the provider sends the browser back after ending its own session."""
-
-    async def get(self) -> None:
-        html = await self.render_template(
-            "signed_out.html", provider_ended=True, provider=self.authenticator.login_service
-        )
-        self.finish(html)
 
 
 class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
