@@ -228,6 +228,11 @@ def rest(
     timings.print()
     reconnects = sum(kernel.reconnects for kernel in kernels.values())
     print(f"  kernel websockets that opened only when tried again: {reconnects}")
+    closings = [why for kernel in kernels.values() for why in kernel.closed_why]
+    # Reopened as JupyterLab reopens them, the kernel's state checked; how often is a figure.
+    print(f"  kernel websockets closed under a live kernel and reopened: {len(closings)}")
+    for why in closings:
+        print(f"    {why}")
     print(
         f"  requests started late (the hub behind): p95 {percentile(lags, 95):.1f} s, "
         f"max {max(lags, default=0.0):.1f} s; the phase took {took:.0f} s"
