@@ -4,6 +4,8 @@ logout), logout of both sessions, and the page the provider sends the browser ba
 
 from __future__ import annotations
 
+import re
+
 from jupyterhub.handlers import BaseHandler
 from jupyterhub.utils import url_path_join
 from oauthenticator.oauth2 import (
@@ -37,8 +39,17 @@ class SSOCallbackHandler(OAuthCallbackHandler):
     def check_error(self) -> None:
         error = self.get_argument("error", "")
         if error:
-            detail = self.get_argument("error_description", error)
-            audit("login_failed", user="", address=self.request.remote_ip, why=f"provider: {error}")
+            # The provider's words come through the browser's URL: shown cut short (the page
+            # escapes them), and the audit keeps the error code as a URL's word, 64 characters.
+            detail = self.get_argument("error_description", error)[:200]
+            code = re.sub(r"[^\x21-\x7e]", "?", error[:64])
+            audit(
+                "login_failed",
+                user="",
+                address=self.request.remote_ip,
+                why="refused by the provider",
+                error=code,
+            )
             LOGIN_FAILURES.labels("refused by the provider").inc()
             raise web.HTTPError(
                 403,

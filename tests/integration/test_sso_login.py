@@ -316,3 +316,17 @@ def test_groups_can_come_from_the_providers_claim(cluster: None) -> None:
         assert "Signed in dave" in log
     finally:
         hub.stop()
+
+
+def test_an_error_the_provider_sends_back_is_a_page_and_an_audit_record(sso_hub: Hub) -> None:
+    # What a provider does when the user cancels at its page, or it refuses the hub's request.
+    answer = requests.get(
+        f"{sso_hub.url}/hub/oauth_callback",
+        params={"error": "access_denied", "error_description": "The user cancelled"},
+        timeout=30,
+    )
+    assert answer.status_code == 403
+    assert "did not sign you in (The user cancelled)" in answer.text
+    assert "Back to the login page" in answer.text
+    refused = [r for r in audit_records(sso_hub) if r.get("why") == "refused by the provider"]
+    assert refused and refused[-1]["error"] == "access_denied"
