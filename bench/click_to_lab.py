@@ -13,29 +13,33 @@ The first round runs in a fresh browser profile (nothing cached), the others in 
     -> shell drawn              JupyterLab's JavaScript and its extensions loaded and run
     -> files listed             the contents API, the file browser's first listing
 
-and the lab's assets are counted: requests, bytes on the wire against bytes served, how many
-came compressed and how many from the browser's cache.
+The server's start is split at its logs' marks (the port reported, Jupyter's first log line,
+"is running at", the hub's "took N seconds"), and the lab's requests are counted as Chromium's
+DevTools protocol tells them (bench/browser_network.py): how many, how many from the browser's
+cache, the bytes on the wire, and the slowest API calls.
 
-    /opt/gpuportal/venv/bin/python -m bench.click_to_lab [--rounds 4]
+    /opt/gpuportal/venv/bin/python -m bench.click_to_lab [--rounds 4] [--requests]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import itertools
 import re
 import statistics
 import subprocess
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlparse
 
+from bench.browser_network import Fetch, NetworkLog
 from tests.hubproc import Hub, wait_for
 from tests.integration.conftest import CHROMIUM, CHROMIUM_ARGS
 from tests.integration.test_live_profiles import log_in
@@ -43,44 +47,39 @@ from tests.integration.test_live_profiles import log_in
 PORT = 8600
 USER, PASSWORD = "alice", "alice-demo"
 STARTED = re.compile(rf"^\[I (\S+ \S+) \w+ .*User {USER} took [\d.]+ seconds to start")
+PORT_REPORTED = re.compile(rf"^\[I (\S+ \S+) \w+ .*{USER} reported port \d+")
+SERVER_LINE = re.compile(r"^\[[IWE] (\S+ \S+) ")
+RUNNING = re.compile(r"^\[I (\S+ \S+) ServerApp\] Jupyter Server \S+ is running at")
 MARKS = ("spawn answered", "server ready", "lab page", "shell drawn", "files listed")
+SERVER_MARKS = ("job runs, port told", "Jupyter imported", "extensions loaded", "hub saw it")
 
 
 @dataclass
 class Assets:
-    """The lab's responses in one round (from /user/<name>/, after its HTML)."""
+    """The lab's requests in one round, after its HTML (bench/browser_network.py)."""
 
     requests: int = 0
     wire: int = 0  # bytes as transferred (compressed where the server compressed)
-    served: int = 0  # bytes of the bodies as the page uses them
-    compressed: int = 0  # responses with a Content-Encoding
-    cached: int = 0  # answered from the browser's cache
+    cached: Counter[str] = field(default_factory=Counter)  # disk, memory, prefetch
     largest: list[tuple[int, str]] = field(default_factory=list)
+    slowest: list[tuple[float, str]] = field(default_factory=list)  # API calls, not files
 
-    def add(self, response: Any) -> None:
-        """Count one response (after the round: Playwright's calls are not made inside its
-        own event handlers)."""
-        request = response.request
-        if f"/user/{USER}/" not in request.url or request.resource_type == "document":
-            return
-        self.requests += 1
-        if response.from_service_worker or _from_cache(response):
-            self.cached += 1
-            return
-        sizes = request.sizes()
-        self.wire += sizes["responseBodySize"]
-        body = len(response.body()) if response.ok else 0
-        self.served += body
-        if response.headers.get("content-encoding"):
-            self.compressed += 1
-        self.largest.append((body, request.url.split(f"/user/{USER}/", 1)[1].split("?")[0]))
-
-
-def _from_cache(response: Any) -> bool:
-    # Playwright has no flag for a memory/disk cache hit; its timing shows none of the
-    # network phases then (every field -1 but the start).
-    timing = response.request.timing
-    return timing.get("requestStart", -1) == -1 and timing.get("responseStart", -1) == -1
+    @classmethod
+    def of(cls, fetches: list[Fetch]) -> Assets:
+        assets = cls()
+        for fetch in fetches:
+            if fetch.kind == "Document" or fetch.url.startswith("data:"):
+                continue
+            assets.requests += 1
+            path = urlparse(fetch.url).path.split(f"/user/{USER}/", 1)[-1]
+            if fetch.cache:
+                assets.cached[fetch.cache] += 1
+                continue
+            assets.wire += fetch.wire
+            assets.largest.append((fetch.wire, path))
+            if fetch.kind in ("XHR", "Fetch"):
+                assets.slowest.append((fetch.seconds, path))
+        return assets
 
 
 @contextmanager
@@ -94,47 +93,86 @@ def bench_hub() -> Iterator[Hub]:
             hub.stop()
 
 
-def hub_ready_time(hub: Hub, since: float) -> float | None:
-    """When the hub logged the user's server started ("User alice took 2.0 seconds to start"),
-    the first such line after `since` (time.time() clock)."""
-    for line in hub.log_path.read_text(errors="replace").splitlines():
-        found = STARTED.match(line)
+@dataclass
+class Round:
+    """One click on Start: the steps' seconds (MARKS), the server's start split
+    (SERVER_MARKS), and the lab's requests."""
+
+    steps: list[float]
+    server: list[float] | None
+    assets: Assets
+
+
+def one_round(page: Any, hub: Hub, *, show_requests: bool = False) -> Round:
+    network = NetworkLog()
+    network.attach(page)
+    page.goto(f"{hub.url}/hub/spawn")
+    page.check("input[name=profile][value=gpu-1]")
+    clicked = time.time()  # one clock for the marks, the browser's requests and the logs
+    with page.expect_response(lambda r: r.request.method == "POST" and "/hub/spawn" in r.url):
+        page.click("#spawn_form button[type=submit]")
+    answered = time.time()
+    page.wait_for_url(f"**/user/{USER}/lab**", wait_until="commit", timeout=120_000)
+    lab_page = time.time()
+    page.wait_for_selector(".jp-LabShell", timeout=60_000)
+    shell = time.time()
+    page.wait_for_selector(".jp-DirListing-content .jp-DirListing-item", timeout=60_000)
+    files = time.time()
+    network.detach()
+    server = server_split(hub, clicked)
+    ready = server[1] if server else lab_page
+    marks = [clicked, answered, max(answered, min(ready, lab_page)), lab_page, shell, files]
+    steps = [later - earlier for earlier, later in itertools.pairwise(marks)]
+    server_steps = (
+        [later - earlier for earlier, later in itertools.pairwise([clicked, *server[0]])]
+        if server
+        else None
+    )
+    if show_requests:
+        print_requests(network.between(lab_page, files), lab_page)
+    return Round(steps, server_steps, Assets.of(network.between(lab_page, files)))
+
+
+def print_requests(fetches: list[Fetch], since: float) -> None:
+    """Each request after the lab's HTML: when it began and how long it took (s), where its
+    answer came from, its status, kind and bytes on the wire."""
+    for f in sorted(fetches, key=lambda fetch: fetch.began):
+        path = urlparse(f.url).path[-72:]
+        print(
+            f"  {f.began - since:6.2f} {f.seconds:5.2f} {f.cache or 'network':8} {f.status} "
+            f"{f.kind:10} {f.wire:8} {path}"
+        )
+
+
+def server_split(hub: Hub, since: float) -> tuple[list[float], float] | None:
+    """The server's start, from the hub's log and the session's own (time.time()): the port
+    reported (the job runs, Python and our wrapper are up), the server's first log line (Jupyter
+    imported), "is running at" (its extensions loaded), the hub's "took N seconds" (the hub has
+    seen it answer). None where a mark is missing."""
+    hub_log = hub.log_path.read_text(errors="replace").splitlines()
+    reported = _first(hub_log, PORT_REPORTED, since)
+    ready = _first(hub_log, STARTED, since)
+    logs = sorted(Path(f"~{USER}/.jupyterhub-logs").expanduser().glob("jupyter-*.log"),
+                  key=lambda path: path.stat().st_mtime)  # fmt: skip
+    if reported is None or ready is None or not logs:
+        return None
+    session_log = logs[-1].read_text(errors="replace").splitlines()
+    first = _first(session_log, SERVER_LINE, since)
+    running = _first(session_log, RUNNING, since)
+    if first is None or running is None:
+        return None
+    return [reported, first, running, ready], ready
+
+
+def _first(lines: list[str], pattern: re.Pattern[str], since: float) -> float | None:
+    for line in lines:
+        found = pattern.match(line)
         if found is None:
             continue
         when = datetime.fromisoformat(found.group(1)).timestamp()
         if when >= since:
             return when
     return None
-
-
-def one_round(page: Any, hub: Hub) -> tuple[list[float], Assets]:
-    assets = Assets()
-    responses: list[Any] = []
-
-    def keep(response: Any) -> None:  # a function of its own: Playwright marks its handlers
-        responses.append(response)
-
-    page.on("response", keep)
-    page.goto(f"{hub.url}/hub/spawn")
-    page.check("input[name=profile][value=gpu-1]")
-    clicked_wall, clicked = time.time(), time.monotonic()
-    with page.expect_response(lambda r: r.request.method == "POST" and "/hub/spawn" in r.url):
-        page.click("#spawn_form button[type=submit]")
-    answered = time.monotonic()
-    page.wait_for_url(f"**/user/{USER}/lab**", wait_until="commit", timeout=120_000)
-    lab_page = time.monotonic()
-    page.wait_for_selector(".jp-LabShell", timeout=60_000)
-    shell = time.monotonic()
-    page.wait_for_selector(".jp-DirListing-content .jp-DirListing-item", timeout=60_000)
-    files = time.monotonic()
-    page.remove_listener("response", keep)
-    for response in responses:
-        with contextlib.suppress(Exception):  # a response the page dropped (a redirect)
-            assets.add(response)
-    ready_wall = hub_ready_time(hub, clicked_wall)
-    ready = clicked + (ready_wall - clicked_wall) if ready_wall else lab_page
-    marks = [clicked, answered, max(answered, min(ready, lab_page)), lab_page, shell, files]
-    return [later - earlier for earlier, later in itertools.pairwise(marks)], assets
 
 
 def stop_server(hub: Hub) -> None:
@@ -149,19 +187,27 @@ def _jobs() -> list[str]:
     ).stdout.split()
 
 
-def report(title: str, splits: list[list[float]], assets: list[Assets]) -> None:
-    totals = [sum(split) for split in splits]
-    print(f"{title}: {len(splits)} rounds, click to files listed median {_s(totals)}")
+def report(title: str, rounds: list[Round]) -> None:
+    totals = [sum(r.steps) for r in rounds]
+    print(f"{title}: {len(rounds)} rounds, click to files listed median {_s(totals)}")
     for index, mark in enumerate(MARKS):
-        print(f"  -> {mark:<16} {_s([split[index] for split in splits])}")
-    a = assets[-1]
+        print(f"  -> {mark:<16} {_s([r.steps[index] for r in rounds])}")
+    splits = [r.server for r in rounds if r.server]
+    if splits:
+        print("  the server's start, from the click (hub's and session's logs):")
+        for index, mark in enumerate(SERVER_MARKS):
+            print(f"     -> {mark:<20} {_s([split[index] for split in splits])}")
+    a = rounds[-1].assets
+    cached = ", ".join(f"{n} {where}" for where, n in sorted(a.cached.items())) or "none"
     print(
-        f"  assets (last round): {a.requests} requests, {a.cached} from the browser's cache, "
-        f"{a.compressed} compressed; {a.wire / 1e6:.2f} MB on the wire for "
-        f"{a.served / 1e6:.2f} MB served"
+        f"  the lab's requests (last round): {a.requests}, from the browser's cache: {cached}; "
+        f"{a.wire / 1e6:.2f} MB on the wire"
     )
-    for size, path in sorted(a.largest, reverse=True)[:5]:
+    for size, path in sorted(a.largest, reverse=True)[:3]:
         print(f"     {size / 1e6:6.2f} MB  {path}")
+    print("  its slowest API calls:")
+    for seconds, path in sorted(a.slowest, reverse=True)[:5]:
+        print(f"     {seconds:6.2f} s   {path}")
 
 
 def _s(values: list[float]) -> str:
@@ -171,6 +217,9 @@ def _s(values: list[float]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=4)
+    parser.add_argument(
+        "--requests", action="store_true", help="print each round's requests after the lab page"
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -179,24 +228,20 @@ def main() -> None:
     with bench_hub() as hub, sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = log_in(browser, hub, USER, PASSWORD)  # a fresh browser profile
-        cold: tuple[list[float], Assets] | None = None
-        warm: list[tuple[list[float], Assets]] = []
+        rounds: list[Round] = []
         try:
             for index in range(args.rounds):
-                split, assets = one_round(page, hub)
-                if index == 0:
-                    cold = (split, assets)
-                else:
-                    warm.append((split, assets))
-                print(f"round {index + 1}: " + ", ".join(f"{v:.2f}" for v in split), flush=True)
+                rounds.append(one_round(page, hub, show_requests=args.requests))
+                steps = ", ".join(f"{v:.2f}" for v in rounds[-1].steps)
+                print(f"round {index + 1}: {steps}", flush=True)
                 stop_server(hub)
         finally:
             browser.close()
             subprocess.run(["scancel", "-u", USER], check=False)
-    if cold is not None:
-        report("first visit (nothing cached)", [cold[0]], [cold[1]])
-    if warm:
-        report("returning (browser cache kept)", [s for s, _ in warm], [a for _, a in warm])
+    if rounds:
+        report("first visit (nothing cached)", rounds[:1])
+    if rounds[1:]:
+        report("returning (browser cache kept)", rounds[1:])
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 
 from gpuportal_session.compression import TORNADO_TRANSFORMS
+from gpuportal_session.lab_cache import immutable_extension_urls
 from gpuportal_session.slurm_allocation import job_allocation
 
 c = get_config()  # type: ignore[name-defined]  # noqa: F821 (given by traitlets' loader)
@@ -18,6 +19,11 @@ c.ServerApp.terminado_settings = {"shell_command": ["/bin/bash", "--rcfile", str
 # compressed); pages and API answers not: gpuportal_session.compression says why. The hub adds its
 # own settings (headers) to these, not in place of them.
 c.ServerApp.tornado_settings = {"transforms": TORNADO_TRANSFORMS}
+# The lab extensions' hashed scripts kept by the browser, as JupyterLab's own are (lab_cache says
+# why JupyterLab's own list misses them in a session). The hub gives the base URL.
+c.ServerApp.static_immutable_cache = immutable_extension_urls(
+    os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/")
+)
 
 
 # The status bar's CPU and memory (jupyter-resource-usage): the job's processes (this server and

@@ -39,6 +39,21 @@ def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp
     assert scripts, "no script over 100 kB seen"
     assert all(0 < sent * 2 < size for _, sent, size in scripts), scripts
 
+    # Opened again, the lab takes its scripts from the browser's cache, its extensions' too
+    # (gpuportal_session.lab_cache): nothing asked again, not even revalidated (a 304's headers
+    # would count in transferSize).
+    page.goto(f"{hub.url}/user/alice/lab")
+    page.wait_for_selector("#jp-main-dock-panel")
+    fetched = page.evaluate(
+        """() => performance.getEntriesByType('resource')
+            .filter(e => /[/](static[/]lab|lab[/]extensions[/].+[/]static)[/].+[.]js/
+                         .test(new URL(e.name).pathname))
+            .map(e => [new URL(e.name).pathname, e.transferSize])"""
+    )
+    extensions = [path for path, _ in fetched if "/lab/extensions/" in path]
+    assert len(extensions) >= 5, fetched
+    assert [(path, size) for path, size in fetched if size > 0] == []
+
     jobs = user_jobs("alice", "%i|%T|%b|%C|%m|%l")
     assert len(jobs) == 1, jobs
     _, state, gres, cpus, memory, limit = jobs[0].split("|")
