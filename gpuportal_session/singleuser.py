@@ -2,15 +2,17 @@
 
 A lighter stand-in for batchspawner-singleuser (no requests or HubAuth import) that sends the
 same {"port": N} to the same hub URL. jupyterhub-singleuser itself runs in this process, with
-one slow import left out (see SKIPPED_MODULES); any other command is exec'd.
+slow imports left out (see SKIPPED_MODULES and HUB_HANDLERS); any other command is exec'd.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import os
 import socket
 import sys
+import types
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
@@ -26,6 +28,13 @@ from gpuportal_session.tensorboard_private import RUNTIME_ENV, runtime_dir
 # Jupyter's uses the "iri" formats; without the module jsonschema simply does not check them.
 # https://github.com/python-jsonschema/jsonschema/issues/1428
 SKIPPED_MODULES = ("rfc3987_syntax",)
+# jupyterhub.log and jupyterhub.metrics, which the single-user server imports for its request log,
+# import the hub's request handlers and the hub's database layer (SQLAlchemy, Alembic, the ORM):
+# 0.5 s of a 2-core node's start, for one isinstance() against the hub's health-check handler (a
+# handler a single-user server never has) and a metrics collector only the hub runs.
+# skip_hub_database puts that one class in the handlers' place and loads the ORM only if used.
+HUB_HANDLERS = "jupyterhub.handlers"
+HUB_ORM = "jupyterhub.orm"
 SINGLEUSER = "jupyterhub-singleuser"
 
 
@@ -152,6 +161,7 @@ def run_singleuser(argv: list[str]) -> None:
     The shell exec'd this process, so scancel's SIGTERM still reaches the server directly.
     """
     skip_slow_imports()
+    skip_hub_database()
     skip_yarn_config()
     enable_server_guard()
     add_lab_extension()
@@ -186,6 +196,40 @@ def skip_slow_imports() -> None:
     """Make `import` of each SKIPPED_MODULES fail fast, as if it were not installed."""
     for name in SKIPPED_MODULES:
         sys.modules[name] = None  # type: ignore[assignment]
+
+
+def skip_hub_database() -> None:
+    """Give jupyterhub.log the hub's HealthCheckHandler without importing the hub's handlers,
+    and jupyterhub.metrics an ORM module that loads when first used (importlib's LazyLoader).
+
+    `jupyterhub.handlers` becomes a package whose `pages` module holds only a stand-in class
+    (nothing in this process is ever one, as nothing was ever the hub's own); its path stays the
+    real one, so an import of another of its modules still loads it as usual.
+    """
+    if HUB_HANDLERS in sys.modules or HUB_ORM in sys.modules:
+        return
+    spec = importlib.util.find_spec(HUB_HANDLERS)
+    orm = importlib.util.find_spec(HUB_ORM)
+    if spec is None or spec.submodule_search_locations is None or orm is None or not orm.loader:
+        return
+    orm.loader = importlib.util.LazyLoader(orm.loader)
+    lazy_orm = importlib.util.module_from_spec(orm)
+    sys.modules[HUB_ORM] = lazy_orm
+    orm.loader.exec_module(lazy_orm)
+    # Also the package's attribute: `from . import orm` then takes it as it is (an import of a
+    # module already in sys.modules reads its __spec__, which would load it).
+    sys.modules["jupyterhub"].orm = lazy_orm  # type: ignore[attr-defined]
+    package = types.ModuleType(HUB_HANDLERS)
+    package.__path__ = list(spec.submodule_search_locations)
+    pages = types.ModuleType(f"{HUB_HANDLERS}.pages")
+
+    class HealthCheckHandler:
+        """The hub's health check, which no single-user server has."""
+
+    pages.HealthCheckHandler = HealthCheckHandler  # type: ignore[attr-defined]
+    package.pages = pages  # type: ignore[attr-defined]
+    sys.modules[HUB_HANDLERS] = package
+    sys.modules[pages.__name__] = pages
 
 
 def skip_yarn_config() -> None:

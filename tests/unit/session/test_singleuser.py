@@ -107,6 +107,39 @@ except ValidationError:
     assert result.stdout.strip() == "validated"
 
 
+def test_the_hubs_database_layer_is_not_imported_and_still_there_if_used() -> None:
+    # In a fresh interpreter, as the session's server starts.
+    code = """
+import sys
+from gpuportal_session.singleuser import skip_hub_database
+skip_hub_database()
+import jupyterhub.singleuser
+from jupyterhub.log import log_request
+heavy = [m for m in ("alembic", "sqlalchemy.orm", "jupyterhub.handlers.base") if m in sys.modules]
+assert not heavy, heavy
+
+class Request:
+    method, uri, remote_ip, headers = "GET", "/user/alice/api/status", "10.0.0.1", {}
+    def request_time(self):
+        return 0.01
+
+class Handler:
+    request = Request()
+    current_user = None
+    def get_status(self):
+        return 200
+
+log_request(Handler())  # the isinstance() against the hub's health check: a stand-in class
+import jupyterhub.orm
+assert jupyterhub.orm.User.__tablename__ == "users"  # loaded when used
+import jupyterhub.handlers.base  # another of the handlers' modules still imports
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 @pytest.mark.parametrize("skipped", [False, True])
 def test_jupyterlab_is_imported_without_running_node_for_yarn(tmp_path, skipped: bool) -> None:
     # A `node` on PATH that leaves a mark: JupyterLab runs it at import (yarn's registry)
