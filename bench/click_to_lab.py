@@ -13,10 +13,11 @@ The first round runs in a fresh browser profile (nothing cached), the others in 
     -> shell drawn              JupyterLab's JavaScript and its extensions loaded and run
     -> files listed             the contents API, the file browser's first listing
 
-The server's start is split at its logs' marks (the port reported, Jupyter's first log line,
-"is running at", the hub's "took N seconds"), and the lab's requests are counted as Chromium's
-DevTools protocol tells them (bench/browser_network.py): how many, how many from the browser's
-cache, the bytes on the wire, and the slowest API calls.
+The server's start is split at its logs' marks (SERVER_MARKS: the session's own, written by
+gpuportal_session.singleuser, Jupyter's "is running at", the hub's "took N seconds"; where the
+imports' time goes per package: bench/session_imports.py), and the lab's requests are counted
+as Chromium's DevTools protocol tells them (bench/browser_network.py): how many, how many from
+the browser's cache, the bytes on the wire, and the slowest API calls.
 
     /opt/gpuportal/venv/bin/python -m bench.click_to_lab [--rounds 4] [--requests]
 """
@@ -47,11 +48,24 @@ from tests.integration.test_live_profiles import log_in
 PORT = 8600
 USER, PASSWORD = "alice", "alice-demo"
 STARTED = re.compile(rf"^\[I (\S+ \S+) \w+ .*User {USER} took [\d.]+ seconds to start")
-PORT_REPORTED = re.compile(rf"^\[I (\S+ \S+) \w+ .*{USER} reported port \d+")
-SERVER_LINE = re.compile(r"^\[[IWE] (\S+ \S+) ")
-RUNNING = re.compile(r"^\[I (\S+ \S+) ServerApp\] Jupyter Server \S+ is running at")
+# The session's own marks (gpuportal_session.singleuser.log_mark), then Jupyter's.
+MARK_PYTHON = re.compile(r"^\[I (\S+ \S+) gpuportal\] start: Python .* up ([\d.]+) s after")
+SESSION_MARKS = (
+    re.compile(r"^\[I (\S+ \S+) gpuportal\] start: port \d+ told"),
+    re.compile(r"^\[I (\S+ \S+) gpuportal\] start: home, TensorBoard and Dask prepared"),
+    re.compile(r"^\[I (\S+ \S+) gpuportal\] start: jupyterhub-singleuser imported"),
+    re.compile(r"^\[I (\S+ \S+) ServerApp\] Jupyter Server \S+ is running at"),
+)
 MARKS = ("spawn answered", "server ready", "lab page", "shell drawn", "files listed")
-SERVER_MARKS = ("job runs, port told", "Jupyter imported", "extensions loaded", "hub saw it")
+SERVER_MARKS = (
+    "job's process began",  # sbatch, Slurm's placing and launch, the job script
+    "Python up",  # the interpreter and gpuportal_session imported
+    "port told",  # to the hub
+    "home prepared",  # templates, TensorBoard, Dask's TLS
+    "singleuser imported",  # jupyterhub.singleuser, Jupyter Server with it
+    "server listening",  # the extensions imported and loaded, "is running at"
+    "hub saw it",  # the hub's "took N seconds"
+)
 
 
 @dataclass
@@ -145,23 +159,21 @@ def print_requests(fetches: list[Fetch], since: float) -> None:
 
 
 def server_split(hub: Hub, since: float) -> tuple[list[float], float] | None:
-    """The server's start, from the hub's log and the session's own (time.time()): the port
-    reported (the job runs, Python and our wrapper are up), the server's first log line (Jupyter
-    imported), "is running at" (its extensions loaded), the hub's "took N seconds" (the hub has
-    seen it answer). None where a mark is missing."""
-    hub_log = hub.log_path.read_text(errors="replace").splitlines()
-    reported = _first(hub_log, PORT_REPORTED, since)
-    ready = _first(hub_log, STARTED, since)
+    """The server's start (time.time()), from the session's log (gpuportal_session.singleuser's
+    marks, Jupyter's "is running at") and the hub's ("took N seconds": the hub has seen it
+    answer), in SERVER_MARKS' order; None where a mark is missing."""
+    ready = _first(hub.log_path.read_text(errors="replace").splitlines(), STARTED, since)
     logs = sorted(Path(f"~{USER}/.jupyterhub-logs").expanduser().glob("jupyter-*.log"),
                   key=lambda path: path.stat().st_mtime)  # fmt: skip
-    if reported is None or ready is None or not logs:
+    if ready is None or not logs:
         return None
     session_log = logs[-1].read_text(errors="replace").splitlines()
-    first = _first(session_log, SERVER_LINE, since)
-    running = _first(session_log, RUNNING, since)
-    if first is None or running is None:
+    python_up = _first(session_log, MARK_PYTHON, since)
+    age = next((float(m.group(2)) for m in map(MARK_PYTHON.match, session_log) if m), None)
+    marks = [_first(session_log, pattern, since) for pattern in SESSION_MARKS]
+    if python_up is None or age is None or None in marks:
         return None
-    return [reported, first, running, ready], ready
+    return [python_up - age, python_up, *marks, ready], ready  # type: ignore[list-item]
 
 
 def _first(lines: list[str], pattern: re.Pattern[str], since: float) -> float | None:

@@ -13,6 +13,7 @@ import os
 import socket
 import sys
 import types
+from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
@@ -27,7 +28,10 @@ from gpuportal_session.tensorboard_private import RUNTIME_ENV, runtime_dir
 # 35 Lark parsers at import: 1.2 s of a 2.6 s JupyterLab start on a 2-core node. No schema of
 # Jupyter's uses the "iri" formats; without the module jsonschema simply does not check them.
 # https://github.com/python-jsonschema/jsonschema/issues/1428
-SKIPPED_MODULES = ("rfc3987_syntax",)
+# httpx (JupyterLab's extension manager imports it) imports its command-line client when it can:
+# rich, pygments and click, 0.1 s, for a `httpx` command nobody runs inside a Jupyter server;
+# without the module httpx itself goes on as when its CLI extras are not installed.
+SKIPPED_MODULES = ("rfc3987_syntax", "httpx._main")
 # jupyterhub.log and jupyterhub.metrics, which the single-user server imports for its request log,
 # import the hub's request handlers and the hub's database layer (SQLAlchemy, Alembic, the ORM):
 # 0.5 s of a 2-core node's start, for one isinstance() against the hub's health-check handler (a
@@ -131,12 +135,34 @@ def prepare_desktop() -> None:
     )
 
 
+def log_mark(what: str) -> None:
+    """A line of the session's log in Jupyter's own format, for where a start's time goes
+    (bench/click_to_lab.py reads them; so can an admin in the log)."""
+    now = datetime.now()
+    stamp = f"{now:%Y-%m-%d %H:%M:%S}.{now.microsecond // 1000:03d}"
+    print(f"[I {stamp} gpuportal] {what}", file=sys.stderr, flush=True)
+
+
+def process_age() -> float | None:
+    """Seconds since this process started (Linux: /proc), None where that cannot be read."""
+    try:
+        started = int(Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()[19])
+        uptime = float(Path("/proc/uptime").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+    return max(0.0, uptime - started / os.sysconf("SC_CLK_TCK"))
+
+
 def main() -> None:
     if len(sys.argv) < 2:
         raise SystemExit("usage: gpuportal-singleuser COMMAND [ARGS...]")
+    age = process_age()
+    if age is not None:
+        log_mark(f"start: Python and gpuportal_session up {age:.2f} s after the process began")
     ssl_error_queue.install()  # JupyterLab serves TLS only, and calls the hub over it
     port = free_port()
     report_port(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], port)
+    log_mark(f"start: port {port} told to the hub")
     prepare_home()
     prepare_tensorboard()
     prepare_desktop()
@@ -150,6 +176,7 @@ def main() -> None:
     if service_url:
         os.environ["JUPYTERHUB_SERVICE_URL"] = urlunparse(url._replace(netloc=f"{host}:{port}"))
     dask_setup.prepare(host)
+    log_mark("start: home, TensorBoard and Dask prepared")
     if os.path.basename(sys.argv[1]) == SINGLEUSER:
         run_singleuser(sys.argv[1:])
     os.execvp(sys.argv[1], sys.argv[1:])
@@ -167,6 +194,7 @@ def run_singleuser(argv: list[str]) -> None:
     add_lab_extension()
     from jupyterhub.singleuser import main as singleuser_main
 
+    log_mark("start: jupyterhub-singleuser imported")
     sys.argv = argv
     sys.exit(singleuser_main())
 

@@ -25,6 +25,7 @@ from gpuportal_portal.headers import add_api_docs, add_security_headers
 from gpuportal_portal.identity import STATE_COOKIE_NAME, HubIdentity
 from gpuportal_portal.job_service import IdempotencyMismatch, JobRejected, SubmissionUncertain
 from gpuportal_portal.job_watcher import JobWatcher
+from gpuportal_portal.lab_static import add_lab_static
 from gpuportal_portal.manual import add_manual, built_docs
 from gpuportal_portal.models import Profile
 from gpuportal_portal.profile_service import RuleViolation
@@ -137,6 +138,7 @@ def create_app(
     add_security_headers(app)
     add_api_docs(app, prefix)
     add_manual(app, prefix, built_docs(settings.docs_dir))
+    add_lab_static(app, prefix, settings.lab_static_dirs)
     return app
 
 

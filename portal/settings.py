@@ -36,6 +36,12 @@ class PortalSettings(ClusterSettings):
         description="Software environments stored on first start, as JSON, e.g. "
         '[{"slug": "analysis", "title": "Analysis", "kind": "venv", "prefix": "/opt/envs/a"}]',
     )
+    lab_static_dirs: list[str] = Field(
+        default=[],
+        description="JupyterLab builds served to every session at /services/portal/lab-static/"
+        "<build>/ (gpuportal_session.lab_static): each a share/jupyter/lab/static folder, as "
+        'JSON, e.g. ["/opt/envs/session/share/jupyter/lab/static"]; the hub sets it.',
+    )
     project_roots: list[str] = Field(
         default=["/projects"],
         description="Shared project areas where job scripts may live, besides users' homes.",

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gpuportal_session.compression import TORNADO_TRANSFORMS
 from gpuportal_session.lab_cache import immutable_extension_urls
+from gpuportal_session.lab_static import own_static_dir, shared_prefix
 from gpuportal_session.slurm_allocation import job_allocation
 
 c = get_config()  # type: ignore[name-defined]  # noqa: F821 (given by traitlets' loader)
@@ -24,6 +25,11 @@ c.ServerApp.tornado_settings = {"transforms": TORNADO_TRANSFORMS}
 c.ServerApp.static_immutable_cache = immutable_extension_urls(
     os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/")
 )
+# JupyterLab's own bundles from the portal's shared place where it serves this build: cached by
+# the browser once for every session, and prefetched by the hub's pages (lab_static says how).
+shared = shared_prefix(os.environ, own_static_dir())
+if shared:
+    c.LabApp.static_url_prefix = shared
 
 
 # The status bar's CPU and memory (jupyter-resource-usage): the job's processes (this server and

@@ -23,6 +23,14 @@ def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp
     # The form shows each profile with what it gives.
     assert "2 GPUs · 16 CPU cores · 96 GB memory" in page.inner_text("[data-profile=gpu-2]")
     assert "4 GPUs · 32 CPU cores · 192 GB memory" in page.inner_text("[data-profile=gpu-4]")
+    # While the user chooses, the browser fetches JupyterLab's largest bundles from the portal's
+    # shared place (gpuportal_session.lab_static): the lab below finds them in its cache.
+    prefetched = page.eval_on_selector_all("link[rel=prefetch]", "ls => ls.map(l => l.href)")
+    assert any("/services/portal/lab-static/" in url and "/jlab_core." in url for url in prefetched)
+    page.wait_for_function(
+        """urls => urls.every(u => performance.getEntriesByName(u).some(e => e.responseEnd > 0))""",
+        arg=prefetched,
+    )
     page.check("input[name=profile][value=gpu-2]")
     assert page.input_value("#gp-runtime") == "08:00:00"
     page.click("#spawn_form button[type=submit]")
@@ -30,14 +38,22 @@ def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp
     page.wait_for_url("**/user/alice/lab**")
     page.wait_for_selector("#jp-main-dock-panel")
     page.screenshot(path=str(tmp_path / "lab.png"))
-    # The lab's large scripts came gzipped through the proxy (a fresh browser: none cached).
+    # The lab's large scripts came gzipped through the proxy (a fresh browser), but for those the
+    # spawn page prefetched, which came from the browser's cache (nothing transferred).
     scripts = page.evaluate(
         """() => performance.getEntriesByType('resource')
             .filter(e => new URL(e.name).pathname.endsWith('.js') && e.decodedBodySize > 100000)
-            .map(e => [e.name, e.encodedBodySize, e.decodedBodySize])"""
+            .map(e => [new URL(e.name).pathname, e.transferSize, e.encodedBodySize,
+                       e.decodedBodySize])"""
     )
     assert scripts, "no script over 100 kB seen"
-    assert all(0 < sent * 2 < size for _, sent, size in scripts), scripts
+    cached = [path for path, transferred, _, _ in scripts if transferred == 0]
+    assert [path for path in cached if "/jlab_core." in path], scripts
+    fetched = [s for s in scripts if s[1] > 0]
+    assert all(sent * 2 < size for _, _, sent, size in fetched), fetched
+    # JupyterLab's own bundles come from the shared place, not from alice's server.
+    core = [path for path, *_ in scripts if "/lab/extensions/" not in path]
+    assert core and all(path.startswith("/services/portal/lab-static/") for path in core), core
 
     # Opened again, the lab takes its scripts from the browser's cache, its extensions' too
     # (gpuportal_session.lab_cache): nothing asked again, not even revalidated (a 304's headers
@@ -46,7 +62,7 @@ def test_login_choose_two_gpus_lab_then_stop(hub: Hub, clean: None, browser, tmp
     page.wait_for_selector("#jp-main-dock-panel")
     fetched = page.evaluate(
         """() => performance.getEntriesByType('resource')
-            .filter(e => /[/](static[/]lab|lab[/]extensions[/].+[/]static)[/].+[.]js/
+            .filter(e => /[/](lab-static[/][0-9a-f]+|lab[/]extensions[/].+[/]static)[/].+[.]js/
                          .test(new URL(e.name).pathname))
             .map(e => [new URL(e.name).pathname, e.transferSize])"""
     )

@@ -146,6 +146,9 @@ print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
         "gpuportal_session.tensorboard_api": True,
         "gpuportal_session.gpu_activity": True,
         "gpuportal_session.dask_dashboard": True,
+        # Dask's extension loads after the start (gpuportal_session.deferred_extensions).
+        "gpuportal_session.deferred_extensions": True,
+        "dask_labextension": False,
     }
     # The terminals' start-up (the session's environment in front of the login files' PATH).
     assert (installed_wheel / "gpuportal_session/jupyter_config/jupyter_server_config.py").exists()

@@ -107,6 +107,22 @@ except ValidationError:
     assert result.stdout.strip() == "validated"
 
 
+def test_httpx_without_its_command_line_client_still_works() -> None:
+    code = """
+import sys
+from gpuportal_session.singleuser import skip_slow_imports
+skip_slow_imports()
+import jupyterlab.extensions  # the extension manager, which imports httpx
+import httpx
+assert not [m for m in ("rich", "pygments", "click") if m in sys.modules]
+assert httpx.Client and httpx.AsyncClient
+print("ok")
+"""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"
+
+
 def test_the_hubs_database_layer_is_not_imported_and_still_there_if_used() -> None:
     # In a fresh interpreter, as the session's server starts.
     code = """
