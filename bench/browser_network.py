@@ -63,6 +63,12 @@ class NetworkLog:
     def _sent(self, event: dict[str, Any]) -> None:
         request = event["request"]
         self._offset = event["wallTime"] - event["timestamp"]
+        redirected = self.fetches.pop(event["requestId"], None)
+        if redirected is not None and "redirectResponse" in event:
+            # A redirect reuses its request's id: the first leg ends here, with its own status.
+            redirected.status = int(event["redirectResponse"].get("status", 0))
+            redirected.ended = event["timestamp"] + self._offset
+            self.fetches[f"{event['requestId']}:{len(self.fetches)}"] = redirected
         self.fetches[event["requestId"]] = Fetch(
             url=request["url"], kind=event.get("type", ""), began=event["wallTime"]
         )

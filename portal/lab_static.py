@@ -75,8 +75,19 @@ def add_lab_static(app: FastAPI, prefix: str, folders: list[str]) -> None:
         gzipped = name.endswith(COMPRESSIBLE) and "gzip" in request.headers.get(
             "accept-encoding", ""
         )
+        try:
+            body = found.body(name, gzipped)
+        except OSError:
+            # The build's folder changed under the portal (JupyterLab upgraded in place): the
+            # file of the build it found at its start is gone, and that is all it serves.
+            log.warning("JupyterLab build %s changed at %s: restart the hub", build, found.folder)
+            return Response(
+                "This JupyterLab build is no longer installed here; reload the page.",
+                status.HTTP_404_NOT_FOUND,
+                media_type="text/plain",
+            )
         headers = {"Cache-Control": IMMUTABLE, "Vary": "Accept-Encoding"}
         if gzipped:
             headers["Content-Encoding"] = "gzip"
         media_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
-        return Response(found.body(name, gzipped), headers=headers, media_type=media_type)
+        return Response(body, headers=headers, media_type=media_type)

@@ -79,3 +79,13 @@ def test_two_environments_with_one_build_share_it(tmp_path: Path) -> None:
     with portal(tmp_path, one, two, other) as client:
         for build in builds:
             assert client.get(f"{PLACE}/{build}/{MAIN}").status_code == 200
+
+
+def test_a_build_upgraded_in_place_is_a_clear_404_not_an_error(tmp_path: Path) -> None:
+    folder = a_build(tmp_path / "static")
+    build = build_id(static_files(folder))
+    with portal(tmp_path, folder) as client:
+        (folder / MAIN).unlink()  # JupyterLab upgraded under the running portal
+        answer = client.get(f"{PLACE}/{build}/{MAIN}")
+        assert answer.status_code == 404
+        assert "no longer installed" in answer.text
