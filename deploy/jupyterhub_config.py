@@ -19,12 +19,7 @@ from gpuportal_core.resources import TEMPLATES_DIR
 from gpuportal_core.slurm_time import cluster_offset_minutes
 from gpuportal_portal.settings import passed_by_the_hub
 from gpuportal_session.lab_static import ENV as LAB_STATIC_ENV
-from gpuportal_session.lab_static import (
-    build_id,
-    environment_static_dir,
-    prefetched,
-    static_files,
-)
+from gpuportal_session.lab_static import for_hub
 from gpuportal_spawner.board_sharing import BOARDS_PATH, BoardsHandler
 from gpuportal_spawner.capacity import CAPACITY_PATH, CapacityHandler
 from gpuportal_spawner.culling import (
@@ -303,32 +298,17 @@ if session_archive.exists():
         }
     )
 # JupyterLab's bundles from one shared place (gpuportal_session.lab_static): the portal serves the
-# builds of the session venv and of the seeded venv and conda environments, jobs are told which
-# (a session whose own build is one of them loads its bundles there), and the hub's pages where a
-# session starts prefetch the session venv's largest bundles.
-lab_static_dirs = [environment_static_dir(Path(session_venv))] + [
-    environment_static_dir(Path(e["prefix"]))
-    for e in seed_environments
-    if e.get("kind") in ("venv", "conda")
-]
-lab_builds = {
-    build_id(files): files
-    for files in (static_files(folder) for folder in lab_static_dirs if folder.is_dir())
-}
-lab_static_url = "/services/portal/lab-static"  # under the hub's base_url, "/" here
-c.Spawner.environment[LAB_STATIC_ENV] = f"{lab_static_url}|{','.join(lab_builds)}"
-session_build = next(iter(lab_builds), "")
-lab_prefetch = [
-    f"{lab_static_url}/{session_build}/{name}"
-    for name in prefetched(lab_builds.get(session_build, {}))
-]
+# session venv's and the seeded environments' builds, jobs are told which, the hub's pages
+# prefetch the session venv's largest bundles. Under the hub's base_url, "/" here.
+lab_static = for_hub(session_venv, seed_environments, "/services/portal/lab-static")
+c.Spawner.environment[LAB_STATIC_ENV] = lab_static.job_env
 c.GpuProfilesSpawner.portal_url = portal_url + "/services/portal"
 # The navigation on the hub's pages links to the portal's (templates/shared/nav_items.html).
 c.JupyterHub.template_vars = {
     "portal_prefix": "/services/portal",  # under the hub's base_url, "/" here
     "profile_admin_groups": portal_admin_groups,
     "named_sessions": named_sessions,
-    "lab_prefetch": lab_prefetch,
+    "lab_prefetch": lab_static.prefetch,
     # Pages show times in the reader's zone, and name it where it is not the cluster's
     # (templates/shared/times.html); a callable: asked at each page, so it follows DST.
     "cluster_offset": lambda user: cluster_offset_minutes(),
@@ -366,7 +346,7 @@ c.JupyterHub.services = [
             "PORTAL_DEFAULT_PARTITION": settings.partition,
             "PORTAL_SEED_ENVIRONMENTS": json.dumps(seed_environments),
             "PORTAL_SESSION_VENV": session_venv,
-            "PORTAL_LAB_STATIC_DIRS": json.dumps([str(d) for d in lab_static_dirs]),
+            "PORTAL_LAB_STATIC_DIRS": json.dumps([str(d) for d in lab_static.folders]),
             "PORTAL_AUDIT_DIR": str(audit_dir),
             # What ended jobs used is read from sacct once per poll interval of the hub's.
             "PORTAL_USE_LOOK_SECONDS": str(settings.poll_interval),

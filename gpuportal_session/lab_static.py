@@ -20,7 +20,8 @@ import hashlib
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 # The job's environment: "<URL of the shared place>|<build>,<build>..." (the hub's config).
@@ -79,3 +80,29 @@ def shared_prefix(environ: Mapping[str, str], static_dir: Path) -> str | None:
     if build not in builds.split(","):
         return None
     return f"{url.rstrip('/')}/{build}/"
+
+
+@dataclass(frozen=True)
+class HubLabStatic:
+    """What the hub's config hands on: the folders the portal serves, the jobs' variable, and
+    the URLs the hub's pages prefetch (the session venv's build)."""
+
+    folders: list[Path]
+    job_env: str
+    prefetch: list[str]
+
+
+def for_hub(
+    session_venv: str, environments: Iterable[Mapping[str, object]], url: str
+) -> HubLabStatic:
+    """The builds of the session venv and of the venv and conda environments, by the shared
+    place's URL (e.g. /services/portal/lab-static)."""
+    folders = [environment_static_dir(Path(session_venv))] + [
+        environment_static_dir(Path(str(e["prefix"])))
+        for e in environments
+        if e.get("kind") in ("venv", "conda")
+    ]
+    builds = {build_id(files): files for files in map(static_files, filter(Path.is_dir, folders))}
+    first = next(iter(builds), "")
+    prefetch = [f"{url}/{first}/{name}" for name in prefetched(builds.get(first, {}))]
+    return HubLabStatic(folders, f"{url}|{','.join(builds)}", prefetch)

@@ -77,6 +77,14 @@ def test_other_commands_are_execed_with_the_reported_port_in_their_service_url(
     assert shown == f"http://0.0.0.0:{port}/user/alice/"
 
 
+def in_a_fresh_interpreter(code: str) -> str:
+    """What code prints, run by a Python of its own (sys.modules is process-wide: the skips
+    must not change this one's)."""
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
 def test_the_skipped_import_leaves_jupyter_server_and_its_event_schemas_working() -> None:
     # In a fresh interpreter: sys.modules is process-wide, and this test must not change ours.
     code = """
@@ -102,9 +110,7 @@ try:
 except ValidationError:
     print("validated")
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "validated"
+    assert in_a_fresh_interpreter(code) == "validated"
 
 
 def test_httpx_without_its_command_line_client_still_works() -> None:
@@ -118,9 +124,7 @@ assert not [m for m in ("rich", "pygments", "click") if m in sys.modules]
 assert httpx.Client and httpx.AsyncClient
 print("ok")
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    assert in_a_fresh_interpreter(code) == "ok"
 
 
 def test_the_hubs_database_layer_is_not_imported_and_still_there_if_used() -> None:
@@ -151,9 +155,7 @@ assert jupyterhub.orm.User.__tablename__ == "users"  # loaded when used
 import jupyterhub.handlers.base  # another of the handlers' modules still imports
 print("ok")
 """
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "ok"
+    assert in_a_fresh_interpreter(code) == "ok"
 
 
 @pytest.mark.parametrize("skipped", [False, True])
