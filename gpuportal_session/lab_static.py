@@ -65,9 +65,14 @@ def environment_static_dir(prefix: Path) -> Path:
 
 
 def own_static_dir() -> Path:
-    """This process's JupyterLab build, as JupyterLab finds its application folder."""
-    app_dir = os.environ.get("JUPYTERLAB_DIR") or str(Path(sys.prefix) / "share/jupyter/lab")
-    return Path(app_dir) / "static"
+    """This process's JupyterLab build, in the application folder JupyterLab itself finds (its
+    get_app_dir: JUPYTERLAB_DIR, a user install's, then the prefix's), which LabApp imports
+    anyway; the prefix's where JupyterLab is not importable."""
+    try:
+        from jupyterlab.commands import get_app_dir
+    except ImportError:
+        return Path(sys.prefix) / "share" / "jupyter" / "lab" / "static"
+    return Path(get_app_dir()) / "static"
 
 
 def shared_prefix(environ: Mapping[str, str], static_dir: Path) -> str | None:
