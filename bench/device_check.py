@@ -3,9 +3,11 @@ readings, as figures (run on a lent GPU machine; the local cluster's GPUs are fa
 
     python bench/device_check.py
 
-Each notebook's code cells run in order in one fresh Python process (as a kernel would run
-them; IPython's `%` lines, which a plain process cannot run, are left out and counted), with
-the time each notebook took. The torchrun job is the 03 notebook's own (DDP over NCCL, one
+Each notebook runs in a fresh IPython kernel through nbclient, as JupyterLab would run it
+(its `%tensorboard` and `!nvidia-smi` lines too), with the time each took; where nbclient is
+not installed, its code cells run as one plain script instead (the `%` lines left out and
+counted). To carry nbclient, ipykernel and Keras to a machine without them, see the docs'
+support page. The torchrun job is the 03 notebook's own (DDP over NCCL, one
 process per GPU) and the tests' all-reduce job (gloo) under `torch.distributed.run`. The GPU
 readings are gpuportal_session.gpu_activity's own, idle and during a matrix-product load, as
 the session's reader posts them to the hub. Prints what it ran and saw; exits 1 if any part
@@ -52,6 +54,63 @@ def notebook_script(name: str) -> tuple[str, int]:
 
 
 def run_notebooks(work: Path) -> None:
+    try:
+        import nbclient  # noqa: F401  (carried as wheels where the machine has none)
+    except ImportError:
+        print("notebooks: nbclient is not installed; each runs as a plain script")
+        run_notebooks_as_scripts(work)
+    else:
+        run_notebooks_in_kernels(work)
+
+
+def run_notebooks_in_kernels(work: Path) -> None:
+    """Each notebook in a fresh IPython kernel, as JupyterLab runs it: its `%` and `!` lines too."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    # %tensorboard starts the `tensorboard` program: the kernel's own environment's.
+    path = f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"
+    os.environ.update({"KERAS_BACKEND": "torch", "MPLBACKEND": "Agg", "PATH": path})
+    for name in NOTEBOOKS:
+        nb = nbformat.read(REPO / "notebooks" / f"{name}.ipynb", as_version=4)
+        client = NotebookClient(
+            nb, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(work)}}
+        )
+        started = time.monotonic()
+        try:
+            client.execute()
+        except CellExecutionError as error:
+            failures.append(f"notebook {name}")
+            took = time.monotonic() - started
+            print(f"notebook {name}: FAILED in a kernel after {took:.1f} s")
+            for line in str(error).strip().splitlines()[-15:]:
+                print(f"    {line}")
+            continue
+        took = time.monotonic() - started
+        cells = [cell for cell in nb.cells if cell.cell_type == "code"]
+        print(f"notebook {name}: {len(cells)} cells ran in a kernel in {took:.1f} s")
+        for line in notebook_said(cells)[-8:]:
+            print(f"    {line}")
+
+
+def notebook_said(cells: list) -> list[str]:
+    """The text the cells printed or returned, and a note of each rich output (HTML, image)."""
+    said: list[str] = []
+    for cell in cells:
+        for output in cell.get("outputs", []):
+            if output.get("output_type") == "stream":
+                said.extend(output.get("text", "").strip().splitlines())
+            elif "data" in output:
+                data = output["data"]
+                if "text/plain" in data and len(data) == 1:
+                    said.extend(data["text/plain"].strip().splitlines())
+                else:
+                    said.append(f"[{', '.join(sorted(data))}]")
+    return said
+
+
+def run_notebooks_as_scripts(work: Path) -> None:
     for name in NOTEBOOKS:
         script, skipped = notebook_script(name)
         path = work / f"{name}.py"
