@@ -14,6 +14,8 @@ JupyterHub has no setting for this: `extra_handlers` are routed after its own ha
 at a path it already serves is never reached. `init_handlers` is the method that composes the
 routes; this subclass puts the portal's two first (tornado takes the first route that matches)
 and leaves JupyterHub's and batchspawner's lists as they are.
+
+It also finds each request's user by one id query (gpuportal_spawner.user_lookup).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from jupyterhub.app import JupyterHub
 
 from gpuportal_spawner.port_handler import CALLBACK_PATH, PortCallbackHandler
 from gpuportal_spawner.stop_handler import StopAfterSpawnHandler
+from gpuportal_spawner.user_lookup import install as install_user_lookup
 
 
 def own_routes() -> list[tuple[str, Any]]:
@@ -37,10 +40,12 @@ def own_routes() -> list[tuple[str, Any]]:
 
 
 class GpuPortalHub(JupyterHub):
-    """JupyterHub with the portal's port callback and server stop (see the module's text)."""
+    """JupyterHub with the portal's port callback and server stop, and its users found by id
+    (see the module's text)."""
 
     def init_handlers(self) -> None:
         super().init_handlers()
+        install_user_lookup()
         self.handlers[:0] = self.add_url_prefix(self.hub_prefix, own_routes())
 
 

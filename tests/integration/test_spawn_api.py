@@ -66,6 +66,21 @@ def test_wrong_password_shows_the_login_error_and_the_hub_stays_up(hub: Hub):
     hub.login("alice")  # and the right password still works
 
 
+def test_a_removed_users_cookie_finds_nobody(hub: Hub):
+    """The hub finds a request's user by the id its cookie names (gpuportal_spawner.user_lookup):
+    once an admin removes the user, that cookie is nobody's, and a new login makes them anew."""
+    bob = hub.login("bob")
+    assert hub.api(bob, "GET", "/user").json()["name"] == "bob"
+    assert hub.api(bob, "GET", "/users/bob").json()["name"] == "bob"
+    carol = hub.login("carol")
+    assert hub.api(carol, "DELETE", "/users/bob").status_code == 204
+    assert hub.api(bob, "GET", "/user").status_code == 403
+    home = bob.get(f"{hub.url}/hub/home", allow_redirects=False, timeout=60)
+    assert home.status_code == 302 and "/hub/login" in home.headers["Location"]
+    assert hub.api(carol, "GET", "/users/bob").status_code == 404
+    assert hub.api(hub.login("bob"), "GET", "/user").json()["name"] == "bob"
+
+
 def _job_token(user: str) -> str:
     """The API token of the user's running JupyterLab, read from its process environment."""
     out = subprocess.run(
