@@ -8,6 +8,7 @@ log says so.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -55,10 +56,15 @@ class ProfileSource:
         self._timeout = timeout
         self._last: Offer | None = None
         self._last_at = 0.0
+        self._saved = ""  # what the cache file holds, as written
 
     async def offer(self) -> Offer:
         try:
-            records = {what: await self._fetch(what) for what in ("profiles", "environments")}
+            # Both at once: the spawn page and each spawn wait for the two.
+            profiles, environments = await asyncio.gather(
+                self._fetch("profiles"), self._fetch("environments")
+            )
+            records = {"profiles": profiles, "environments": environments}
             offer = _offer_from(records)
         except (CallFailed, ValueError, ProfileError, EnvironmentSpecError) as error:
             return self._stale(error)
@@ -69,12 +75,16 @@ class ProfileSource:
     def _save(self, records: dict[str, list[dict[str, Any]]]) -> None:
         if not self._cache_file:
             return
+        text = json.dumps(records)
+        if text == self._saved:
+            return  # the same answer as last time: a spawn burst would write it at each page
         directory = os.path.dirname(self._cache_file) or "."
         try:
             # Written whole, then renamed: a crash never leaves half a file to read back.
             with tempfile.NamedTemporaryFile("w", dir=directory, delete=False) as out:
-                json.dump(records, out)
+                out.write(text)
             os.replace(out.name, self._cache_file)
+            self._saved = text
         except OSError as error:
             log.warning("Could not keep the portal's profiles in %s: %s", self._cache_file, error)
 

@@ -86,9 +86,9 @@ async def test_profiles_come_from_the_portal_with_the_hub_token(portal: HTTPServ
     [environment] = offer.environments
     assert (environment.kind, environment.modules) == ("modules", ("demo-tools/1.0",))
     assert environment.offered_with("gpu-2") and not environment.offered_with("gpu-1")
-    assert _Portal.seen == [
-        ("/services/portal/api/profiles", "token hub-secret"),
+    assert sorted(_Portal.seen) == [
         ("/services/portal/api/environments", "token hub-secret"),
+        ("/services/portal/api/profiles", "token hub-secret"),
     ]
 
 
@@ -131,3 +131,37 @@ async def test_an_environment_that_would_reach_bash_unchecked_is_not_taken(
     bad = {**ENVIRONMENT, "modules": ["tools; rm -rf ~"]}
     _Portal.answers["environments"] = json.dumps([bad]).encode()
     assert (await source_for(portal).offer()).environments == []
+
+
+async def test_the_kept_answer_is_written_when_it_changes_and_read_after_a_restart(
+    portal: HTTPServer, tmp_path
+) -> None:
+    kept = tmp_path / "profiles.json"
+    source = ProfileSource(
+        url=f"http://127.0.0.1:{portal.server_port}/services/portal/",
+        token="hub-secret",
+        fallback=lambda: CONFIGURED,
+        cache_file=str(kept),
+    )
+    await source.offer()
+    written = kept.stat().st_ino
+    # The same answer at every page of a burst: the file is not written again (a new file
+    # renamed over it would have another inode).
+    for _ in range(3):
+        await source.offer()
+    assert kept.stat().st_ino == written
+    _Portal.answers["profiles"] = json.dumps([{**RECORD, "title": "Two GPUs"}]).encode()
+    await source.offer()
+    assert kept.stat().st_ino != written
+    assert json.loads(kept.read_text())["profiles"][0]["title"] == "Two GPUs"
+    # A hub started while the portal is down offers what the last one kept.
+    portal.shutdown()
+    portal.server_close()
+    restarted = ProfileSource(
+        url=f"http://127.0.0.1:{portal.server_port}/services/portal/",
+        token="hub-secret",
+        fallback=lambda: CONFIGURED,
+        cache_file=str(kept),
+        timeout=1.0,
+    )
+    assert [p.title for p in (await restarted.offer()).profiles] == ["Two GPUs"]
