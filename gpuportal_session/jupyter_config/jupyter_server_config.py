@@ -36,6 +36,12 @@ if shared:
 # its kernels) against what Slurm gave the job, not against the node's.
 allocation = job_allocation(os.environ)
 c.ResourceUseDisplay.track_cpu_percent = True
+# Its Prometheus gauges are refreshed every second whether anyone reads them or not (nothing
+# does: the portal reads a session's use from Slurm and the GPU reader), and each refresh walks
+# every process of the node (psutil's children() reads all of /proc): on the 300-user bench's
+# one machine, a hundred idle sessions took both cores that way. The status bar asks on its own
+# (/api/metrics/v1, while a browser shows it).
+c.ResourceUseDisplay.enable_prometheus_metrics = False
 if allocation.memory_bytes:
     c.ResourceUseDisplay.mem_limit = allocation.memory_bytes
 if allocation.cores:
