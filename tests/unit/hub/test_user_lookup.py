@@ -140,3 +140,14 @@ def test_another_jupyterhubs_methods_are_left_as_they_are(monkeypatch: pytest.Mo
     )
     assert user_lookup.install() is True
     assert BaseHandler.find_user is user_lookup.find_user
+
+
+def test_a_jupyterhub_without_its_sources_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_source(method: object) -> str:
+        raise OSError("could not get source code")
+
+    monkeypatch.setattr(BaseHandler, "find_user", JUPYTERHUB_OWN["find_user"])
+    monkeypatch.setattr(BaseHandler, "_user_for_cookie", JUPYTERHUB_OWN["_user_for_cookie"])
+    monkeypatch.setattr(user_lookup.inspect, "getsource", no_source)
+    assert user_lookup.install() is False
+    assert BaseHandler._user_for_cookie is JUPYTERHUB_OWN["_user_for_cookie"]
