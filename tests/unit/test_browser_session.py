@@ -1,0 +1,67 @@
+"""The tests' HTTP client sends an idempotent request once more when the server closed the
+kept-alive connection under it, as a browser does (tests.hubproc.browser_session)."""
+
+from __future__ import annotations
+
+import socket
+import threading
+from collections.abc import Iterator
+
+import pytest
+import requests
+
+from tests.hubproc import browser_session
+
+ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok"
+
+
+@pytest.fixture
+def closes_the_second_request() -> Iterator[tuple[str, list[str]]]:
+    """A server that answers a connection's first request and closes it at its second without
+    an answer (as the proxy does when its idle timeout meets a request on its way)."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen: list[str] = []
+
+    def serve() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            with conn:
+                for answered in (True, False):
+                    request = conn.recv(65536)
+                    if not request:
+                        break
+                    seen.append(request.split(b" ", 2)[0].decode())
+                    if answered:
+                        conn.sendall(ANSWER)
+
+    threading.Thread(target=serve, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/", seen
+    listener.close()
+
+
+def test_a_delete_on_a_closed_connection_is_sent_again(closes_the_second_request) -> None:
+    url, seen = closes_the_second_request
+    session = browser_session()
+    assert session.get(url, timeout=5).text == "ok"
+    assert session.delete(url, timeout=5).text == "ok"
+    assert seen == ["GET", "DELETE", "DELETE"]
+
+
+def test_a_plain_session_loses_it(closes_the_second_request) -> None:
+    url, _ = closes_the_second_request
+    session = requests.Session()
+    session.get(url, timeout=5)
+    with pytest.raises(requests.ConnectionError, match="Remote end closed"):
+        session.delete(url, timeout=5)
+
+
+def test_a_post_is_not_sent_twice(closes_the_second_request) -> None:
+    url, seen = closes_the_second_request
+    session = browser_session()
+    session.get(url, timeout=5)
+    with pytest.raises(requests.ConnectionError):
+        session.post(url, data=b"x", timeout=5)
+    assert seen == ["GET", "POST"]
