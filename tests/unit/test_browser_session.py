@@ -65,3 +65,23 @@ def test_a_post_is_not_sent_twice(closes_the_second_request) -> None:
     with pytest.raises(requests.ConnectionError):
         session.post(url, data=b"x", timeout=5)
     assert seen == ["GET", "POST"]
+
+
+def test_a_timeout_is_not_tried_again() -> None:
+    listener = socket.create_server(("127.0.0.1", 0))
+    seen: list[bytes] = []
+
+    def hold() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            seen.append(conn.recv(65536))  # and no answer
+
+    threading.Thread(target=hold, daemon=True).start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
+    with pytest.raises(requests.ReadTimeout):
+        browser_session().get(url, timeout=0.5)
+    listener.close()
+    assert len(seen) == 1
