@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import socket
 import threading
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 
 import pytest
 import requests
@@ -15,12 +16,9 @@ from tests.hubproc import browser_session
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok"
 
 
-@pytest.fixture
-def closes_the_second_request() -> Iterator[tuple[str, list[str]]]:
-    """A server that answers a connection's first request and closes it at its second without
-    an answer (as the proxy does when its idle timeout meets a request on its way)."""
+def serving(handle: Callable[[socket.socket], None]) -> Iterator[str]:
+    """A local server that hands each connection to `handle`; yields its URL."""
     listener = socket.create_server(("127.0.0.1", 0))
-    seen: list[str] = []
 
     def serve() -> None:
         while True:
@@ -29,17 +27,30 @@ def closes_the_second_request() -> Iterator[tuple[str, list[str]]]:
             except OSError:
                 return
             with conn:
-                for answered in (True, False):
-                    request = conn.recv(65536)
-                    if not request:
-                        break
-                    seen.append(request.split(b" ", 2)[0].decode())
-                    if answered:
-                        conn.sendall(ANSWER)
+                handle(conn)
 
     threading.Thread(target=serve, daemon=True).start()
-    yield f"http://127.0.0.1:{listener.getsockname()[1]}/", seen
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}/"
     listener.close()
+
+
+@pytest.fixture
+def closes_the_second_request() -> Iterator[tuple[str, list[str]]]:
+    """A server that answers a connection's first request and closes it at its second without
+    an answer (as the proxy does when its idle timeout meets a request on its way)."""
+    seen: list[str] = []
+
+    def answer_once(conn: socket.socket) -> None:
+        for answered in (True, False):
+            request = conn.recv(65536)
+            if not request:
+                return
+            seen.append(request.split(b" ", 2)[0].decode())
+            if answered:
+                conn.sendall(ANSWER)
+
+    for url in serving(answer_once):
+        yield url, seen
 
 
 def test_a_delete_on_a_closed_connection_is_sent_again(closes_the_second_request) -> None:
@@ -68,20 +79,13 @@ def test_a_post_is_not_sent_twice(closes_the_second_request) -> None:
 
 
 def test_a_timeout_is_not_tried_again() -> None:
-    listener = socket.create_server(("127.0.0.1", 0))
     seen: list[bytes] = []
 
-    def hold() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            seen.append(conn.recv(65536))  # and no answer
+    def hold(conn: socket.socket) -> None:
+        seen.append(conn.recv(65536))
+        time.sleep(1)  # no answer, the connection open
 
-    threading.Thread(target=hold, daemon=True).start()
-    url = f"http://127.0.0.1:{listener.getsockname()[1]}/"
-    with pytest.raises(requests.ReadTimeout):
-        browser_session().get(url, timeout=0.5)
-    listener.close()
+    for url in serving(hold):
+        with pytest.raises(requests.ReadTimeout):
+            browser_session().get(url, timeout=0.5)
     assert len(seen) == 1
