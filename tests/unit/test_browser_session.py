@@ -4,7 +4,6 @@ kept-alive connection under it, as a browser does (tests.hubproc.browser_session
 from __future__ import annotations
 
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -12,6 +11,7 @@ import pytest
 import requests
 
 from tests.hubproc import browser_session
+from tests.local_server import accept_each
 
 ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok"
 
@@ -20,16 +20,11 @@ def serving(handle: Callable[[socket.socket], None]) -> Iterator[str]:
     """A local server that hands each connection to `handle`; yields its URL."""
     listener = socket.create_server(("127.0.0.1", 0))
 
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            with conn:
-                handle(conn)
+    def closing(conn: socket.socket) -> None:
+        with conn:
+            handle(conn)
 
-    threading.Thread(target=serve, daemon=True).start()
+    accept_each(listener, closing)
     yield f"http://127.0.0.1:{listener.getsockname()[1]}/"
     listener.close()
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import socket
 import ssl
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import pytest
 from certipy import Certipy
 
 from gpuportal_adapters.hub_tls import client_context, server_context
+from tests.local_server import accept_each
 
 
 @pytest.fixture(scope="module")
@@ -45,20 +45,14 @@ def tls_server(pki: dict[str, dict[str, str]]) -> Iterator[int]:
     listener = socket.create_server(("127.0.0.1", 0))
     port = listener.getsockname()[1]
 
-    def serve() -> None:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except OSError:
-                return
-            try:
-                with context.wrap_socket(conn, server_side=True) as tls:
-                    tls.sendall(b"ok")
-            except (ssl.SSLError, OSError):
-                conn.close()
+    def answer(conn: socket.socket) -> None:
+        try:
+            with context.wrap_socket(conn, server_side=True) as tls:
+                tls.sendall(b"ok")
+        except (ssl.SSLError, OSError):
+            conn.close()
 
-    thread = threading.Thread(target=serve, daemon=True)
-    thread.start()
+    accept_each(listener, answer)
     yield port
     listener.close()
 
