@@ -30,12 +30,18 @@ import { portalMenuPlugin } from './portal_menu';
 import { tensorboardPlugin } from './tensorboard';
 
 const READ_EVERY_MS = 60_000;
+// A lab opened right after its start may read the card before the hub has seen the job's
+// start time (a busy Slurm answers the hub's look later): read again soon, not a minute later.
+const READ_SOON_MS = 5_000;
+const SOON_TRIES = 12;
 
 class TimeLeft extends Widget {
   private card: SessionCard | null = null;
   private readAt = 0;
   private warned = false;
   private cullWarned = false;
+  private soonTries = 0;
+  private soonTimer: number | null = null;
 
   constructor(private readonly hubPrefix: string, private readonly server: string) {
     super({ node: document.createElement('a') });
@@ -64,6 +70,13 @@ class TimeLeft extends Widget {
       // The hub is restarting or the network blinked: keep counting from the last read.
     }
     this.tick();
+    if (!this.card && this.soonTimer === null && this.soonTries < SOON_TRIES) {
+      this.soonTries += 1;
+      this.soonTimer = window.setTimeout(() => {
+        this.soonTimer = null;
+        void this.read();
+      }, READ_SOON_MS);
+    }
   }
 
   leftNow(): number {
