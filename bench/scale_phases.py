@@ -21,6 +21,7 @@ from bench.cluster_load import (
     rpcs_by_type,
     rpcs_by_user,
 )
+from bench.hub_log_times import hub_times, print_hub_times
 from bench.kernel_trip import Kernel
 from bench.page_load import Timings, every_minute, get_page
 from bench.proc_usage import print_usage
@@ -81,6 +82,16 @@ def logins(run: Run, workers: int) -> None:
     run.sessions[run.admin_name] = run.hub.login(run.admin_name)
 
 
+# The pages whose hub-side time is printed beside the client's (bench.hub_log_times); the
+# admin's list is its first page of 50, not the bench's own lists by state.
+PAGES = {
+    "home": ("GET", r"/hub/home"),
+    "spawn page": ("GET", r"/hub/spawn"),
+    "waiting page": ("GET", r"/hub/spawn-pending/[^/?]+"),
+    "/hub/api/users": ("GET", r"/hub/api/users\?limit=50"),
+}
+
+
 def _pages_meanwhile(run: Run, timings: Timings, done: threading.Event) -> None:
     """While the burst goes on: a user's home page every 0.2 s, the admin's list every 2 s."""
     turn = 0
@@ -116,7 +127,7 @@ def spawn_burst(run: Run, runnable: int) -> set[str]:
 
     timings, done = Timings(), threading.Event()
     pages = threading.Thread(target=_pages_meanwhile, args=(run, timings, done), daemon=True)
-    before, begun = run.usage(), time.monotonic()
+    before, begun, wall_begun = run.usage(), time.monotonic(), time.time()
     pages.start()
     with ThreadPoolExecutor(50) as pool:
         asked = list(pool.map(ask, run.users))
@@ -154,6 +165,8 @@ def spawn_burst(run: Run, runnable: int) -> set[str]:
         )
     print("  pages during the burst:")
     timings.print("    ")
+    print("  the same pages as the hub logged them (from its handler's start to its answer):")
+    print_hub_times(hub_times(run.hub.log_path, wall_begun, time.time(), PAGES), "    ")
     run.keep("spawn burst", timings)
     print_usage(before, run.usage(), took)
     jobs = live_jobs(run.users)
@@ -226,6 +239,8 @@ def rest(
         with contextlib.suppress(Exception):
             kernel.close()
     timings.print()
+    print("  the same pages as the hub logged them:")
+    print_hub_times(hub_times(run.hub.log_path, wall_begun, wall_begun + took, PAGES))
     reconnects = sum(kernel.reconnects for kernel in kernels.values())
     print(f"  kernel websockets that opened only when tried again: {reconnects}")
     closings = [why for kernel in kernels.values() for why in kernel.closed_why]

@@ -1,0 +1,49 @@
+"""bench.hub_log_times reads the hub's own time per request from JupyterHub's log lines."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from bench.hub_log_times import hub_times
+
+LOG = """\
+[I 2026-11-27 09:32:23.473 Hub log:192] 200 GET /hub/home (b1@lo) 111.10ms
+[I 2026-11-27 09:32:24.000 Hub log:192] 200 GET /hub/spawn-pending/b2 (b2@lo) 20.00ms
+[I 2026-11-27 09:32:24.500 Hub log:192] 200 GET /hub/spawn (b3@lo) 9.50ms
+[I 2026-11-27 09:32:25.000 Hub log:192] 200 GET /hub/api/users?limit=50 (carol@lo) 2500.00ms
+[I 2026-11-27 09:32:25.100 Hub log:192] 200 GET /hub/api/users?state=ready (c@lo) 80.00ms
+[W 2026-11-27 09:32:25.200 Hub session_job:291] node answers again
+[I 2026-11-27 09:40:00.000 Hub log:192] 200 GET /hub/home (b1@lo) 999.00ms
+"""
+
+KINDS = {
+    "home": ("GET", r"/hub/home"),
+    "spawn page": ("GET", r"/hub/spawn"),
+    "waiting page": ("GET", r"/hub/spawn-pending/[^/?]+"),
+    "/hub/api/users": ("GET", r"/hub/api/users\?limit=50"),
+}
+
+
+def epoch(text: str) -> float:
+    return datetime.strptime(text, "%Y-%m-%d %H:%M:%S").timestamp()
+
+
+def test_each_kind_gets_its_own_lines_within_the_window(tmp_path: Path) -> None:
+    log = tmp_path / "hub.log"
+    log.write_text(LOG)
+    times = hub_times(log, epoch("2026-11-27 09:32:00"), epoch("2026-11-27 09:33:00"), KINDS)
+    # The 09:40 home is outside the window; the waiting page is not a spawn page; the bench's
+    # own list by state is not the admin's list.
+    assert times == {
+        "home": [pytest.approx(0.1111)],
+        "spawn page": [pytest.approx(0.0095)],
+        "waiting page": [pytest.approx(0.02)],
+        "/hub/api/users": [pytest.approx(2.5)],
+    }
+
+
+def test_a_missing_log_gives_no_times(tmp_path: Path) -> None:
+    assert hub_times(tmp_path / "none.log", 0, 1, KINDS) == {name: [] for name in KINDS}
