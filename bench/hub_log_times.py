@@ -13,9 +13,10 @@ from pathlib import Path
 from bench.cluster_load import percentile
 
 # [I 2026-11-27 09:32:23.473 GpuPortalHub log:192] 200 GET /hub/home (bench001@127.0.0.1) 111.10ms
+# [I 2026-11-27 11:09:50.041 GpuPortalHub log:192] 302 GET /hub/spawn -> /user/b1/ (...) 7.79ms
 _LINE = re.compile(
     r"^\[\w (?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) \S+ [^\]]*\] "
-    r"(?P<status>\d{3}) (?P<method>[A-Z]+) (?P<path>\S+) \([^)]*\) (?P<ms>[\d.]+)ms$"
+    r"(?P<status>\d{3}) (?P<method>[A-Z]+) (?P<path>\S+)(?: -> \S+)? \([^)]*\) (?P<ms>[\d.]+)ms$"
 )
 
 
@@ -40,6 +41,23 @@ def hub_times(
             if match["method"] == method and re.fullmatch(pattern, match["path"]):
                 found[name].append(float(match["ms"]) / 1000)
     return found
+
+
+# [I 2026-11-27 11:04:47.240 GpuPortalHub base:1192] User bench001 took 25.063 seconds to start
+_STARTED = re.compile(r"\] User (?P<user>[^\s:/]+) took [\d.]+ seconds to start$")
+
+
+def started(log: Path) -> set[str]:
+    """The users whose default server JupyterHub has logged as started (its spawn finished and
+    the server answered). A bench that asked the hub's list of ready servers every few seconds
+    instead took a quarter of the hub's loop in the burst it measured."""
+    if not log.exists():
+        return set()
+    return {
+        match["user"]
+        for line in log.read_text(errors="replace").splitlines()
+        if (match := _STARTED.search(line)) is not None
+    }
 
 
 def print_hub_times(times: Mapping[str, list[float]], indent: str = "    ") -> None:

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from bench.hub_log_times import hub_times
+from bench.hub_log_times import hub_times, started
 
 LOG = """\
 [I 2026-11-27 09:32:23.473 Hub log:192] 200 GET /hub/home (b1@lo) 111.10ms
 [I 2026-11-27 09:32:24.000 Hub log:192] 200 GET /hub/spawn-pending/b2 (b2@lo) 20.00ms
-[I 2026-11-27 09:32:24.500 Hub log:192] 200 GET /hub/spawn (b3@lo) 9.50ms
+[I 2026-11-27 09:32:24.500 Hub log:192] 302 GET /hub/spawn -> /user/b3/ (b3@lo) 9.50ms
 [I 2026-11-27 09:32:25.000 Hub log:192] 200 GET /hub/api/users?limit=50 (carol@lo) 2500.00ms
 [I 2026-11-27 09:32:25.100 Hub log:192] 200 GET /hub/api/users?state=ready (c@lo) 80.00ms
 [W 2026-11-27 09:32:25.200 Hub session_job:291] node answers again
@@ -35,8 +35,8 @@ def test_each_kind_gets_its_own_lines_within_the_window(tmp_path: Path) -> None:
     log = tmp_path / "hub.log"
     log.write_text(LOG)
     times = hub_times(log, epoch("2026-11-27 09:32:00"), epoch("2026-11-27 09:33:00"), KINDS)
-    # The 09:40 home is outside the window; the waiting page is not a spawn page; the bench's
-    # own list by state is not the admin's list.
+    # The 09:40 home is outside the window; the waiting page is not a spawn page (whose 302,
+    # with its target, counts); the bench's own list by state is not the admin's list.
     assert times == {
         "home": [pytest.approx(0.1111)],
         "spawn page": [pytest.approx(0.0095)],
@@ -47,3 +47,16 @@ def test_each_kind_gets_its_own_lines_within_the_window(tmp_path: Path) -> None:
 
 def test_a_missing_log_gives_no_times(tmp_path: Path) -> None:
     assert hub_times(tmp_path / "none.log", 0, 1, KINDS) == {name: [] for name in KINDS}
+
+
+def test_the_users_whose_server_started_are_read_from_the_log(tmp_path: Path) -> None:
+    log = tmp_path / "hub.log"
+    log.write_text(
+        LOG
+        + "[I 2026-11-27 11:04:47.240 Hub base:1192] User b1 took 25.063 seconds to start\n"
+        + "[I 2026-11-27 11:04:47.241 Hub base:1192] User b4 took 0.5 seconds to start\n"
+        # a named server's start, and a failed one, are not the default server started
+        + "[I 2026-11-27 11:04:48.000 Hub base:1192] User b2:train took 3.1 seconds to start\n"
+        + "[E 2026-11-27 11:04:49.000 Hub base:1100] Unhandled error starting b3's server\n"
+    )
+    assert started(log) == {"b1", "b4"}
