@@ -41,10 +41,15 @@ def user_jobs(user: str, fmt: str = "%i|%T", *args: str) -> list[str]:
     ]
 
 
+# Slurm's KillWait (30 s by default) comes first for a job whose processes outlive the TERM,
+# then the node's clean-up: on CI's loaded lanes a cancelled job took over 60 s (test_jobs_api).
+JOBS_END_S = 120
+
+
 def cancel_user_jobs(*users: str) -> None:
     for user in users:
         subprocess.run(["scancel", f"--user={user}"], check=False, timeout=20)
-    wait_for(lambda: not any(user_jobs(u) for u in users), 30, f"jobs of {users} to end")
+    wait_for(lambda: not any(user_jobs(u) for u in users), JOBS_END_S, f"jobs of {users} to end")
 
 
 @pytest.fixture(scope="session")
