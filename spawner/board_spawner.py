@@ -134,6 +134,9 @@ class SharedBoardSpawner(Spawner):
         super().__init__(**kwargs)
         self._port_ready = asyncio.Event()
         self._process: asyncio.subprocess.Process | None = None
+        # Under internal TLS: the board's key, certificate and CAs (move_certs), written with
+        # its token in start().
+        self.tls_texts: dict[str, str] = {}
 
     def set_up(self, options: dict[str, Any], *, board_name: str, oauth_access_scopes: Any) -> None:
         """What the profile chooser hands its board child before a start: the checked options
@@ -166,7 +169,9 @@ class SharedBoardSpawner(Spawner):
         wrapper = hosting_session(self.user)
         if wrapper is None:
             raise spawn_error(NO_SESSION, reason="no_session")
-        return await session_tls.hand_over(self, self._files(wrapper.session), pair)
+        # Written with the token, in start(): JupyterHub calls this just before it.
+        paths, self.tls_texts = await session_tls.hand_over(self._files(wrapper.session), pair)
+        return paths
 
     def _files(self, lab: GpuSlurmSpawner) -> JobFiles:
         return JobFiles(
@@ -188,7 +193,8 @@ class SharedBoardSpawner(Spawner):
         files = self._files(lab)
         home = await files.home()  # one passwd lookup for the log folder and the step's folder
         log_dir = files.log_dir_in(home)
-        token_file = await files.write_token(log_dir, self.api_token)
+        token_file = await files.write_token(log_dir, self.api_token, beside=self.tls_texts)
+        self.tls_texts = {}
         env = {k: v for k, v in self.get_env().items() if k not in TOKEN_VARS}
         env["GPUPORTAL_BOARD_IP"] = lab.listen_ip  # as JupyterLab: empty is the node's address
         step = step_command(

@@ -50,20 +50,29 @@ class JobFiles:
         stem = self.token_file(log_dir).replace("/token-", "/tls-")
         return f"{stem}.pem", f"{stem}-ca.pem"
 
-    async def write_token(self, log_dir: str, token: str) -> str:
-        """The token in a 0600 file that only the user (and so the job) can read."""
+    async def write_token(
+        self, log_dir: str, token: str, *, beside: dict[str, str] | None = None
+    ) -> str:
+        """The token in a 0600 file that only the user (and so the job) can read; with it, in
+        the same go, the other private files the job reads (`beside`: path to text, the
+        session's TLS files)."""
         path = self.token_file(log_dir)
-        await self.write_private(log_dir, path, token)
+        await self.write_private(log_dir, {path: token, **(beside or {})})
         return path
 
-    async def write_private(self, log_dir: str, path: str, text: str) -> None:
-        """TEXT in a 0600 file of the user's, in the log folder (made 0700 if missing)."""
-        # Two commands of the service account's sudo rule (gpuportal_core.sudo_rules), not a
-        # shell: tee creates the file under the command umask (077, and sudo's), so 0600.
-        for argv, text_in in (
-            (["install", "-d", "-m", "0700", log_dir], None),
-            (["tee", path], text),
-        ):
+    async def write_private(self, log_dir: str, texts: dict[str, str]) -> None:
+        """Each text in a 0600 file of the user's, in the log folder (made 0700 if missing).
+
+        Commands of the service account's sudo rule (gpuportal_core.sudo_rules), not a shell:
+        tee creates a file under the command umask (077, and sudo's), so 0600. One `install -d`
+        for them all: each command is a fork and exec of the hub's process, which in a burst
+        of spawns holds up its event loop (py-spy: a tenth of it went to starting commands).
+        """
+        commands: list[tuple[list[str], str | None]] = [
+            (["install", "-d", "-m", "0700", log_dir], None)
+        ]
+        commands += [(["tee", path], text) for path, text in texts.items()]
+        for argv, text_in in commands:
             result = await self._slurm.run_as_user(self._user, argv, input_text=text_in)
             if result.returncode != 0:
                 raise OSError(f"Could not prepare {log_dir} for the job: {result.stderr.strip()}")

@@ -87,6 +87,9 @@ class SessionJob(SessionJobSettings):
         self.cull_limits = CullLimits()
         self.gpu_use: GpuUse | None = None
         self.cull_mark: tuple[Reason, float] | None = None
+        # Under internal TLS: the session's key and certificate and the CAs, by the path the
+        # job reads them at, from move_certs until the token's hand-over writes them.
+        self.tls_texts: dict[str, str] = {}
 
     @property
     def stage(self) -> Stage:
@@ -193,7 +196,7 @@ class SessionJob(SessionJobSettings):
     async def _hand_over_token(self, log_dir: str) -> None:
         """Write this spawn's hub token where only the user (and so the job) can read it."""
         try:
-            await self.files.write_token(log_dir, self.api_token)
+            await self.files.write_token(log_dir, self.api_token, beside=self.tls_texts)
         except OSError as error:
             raise spawn_error(str(error), reason="log_dir", status_code=500) from None
         except SlurmUnavailable:  # the write, as the user through sudo, did not end in time
@@ -203,6 +206,7 @@ class SessionJob(SessionJobSettings):
                 reason="busy",
                 status_code=503,
             ) from None
+        self.tls_texts = {}  # the key is in the user's file now; the hub keeps no copy
 
     def get_state(self) -> dict[str, Any]:
         state: dict[str, Any] = super().get_state()

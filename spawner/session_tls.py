@@ -6,9 +6,9 @@ to `move_certs` to bring it where the server runs. A Slurm job's node is known o
 job runs, so the certificate names every node the job may be placed on (the partition's nodes
 that can hold it), by name and by the address the name resolves to here: the hub and the proxy
 connect by name and check it. The key and certificate reach the job as its token does: a 0600
-file in the user's log folder, written as the user (gpuportal_spawner.job_files); the job's
-environment
-holds only their paths (JUPYTERHUB_SSL_KEYFILE, ...), and the hub keeps no copy of the key.
+file in the user's log folder, written as the user together with the token
+(gpuportal_spawner.job_files); the job's environment holds only their paths
+(JUPYTERHUB_SSL_KEYFILE, ...), and once they are written the hub keeps no copy of the key.
 
 JupyterLab then serves only TLS and accepts only clients whose certificate the hub's CAs signed
 (the hub's and the proxy's): another user's process, with a session certificate of its own,
@@ -131,16 +131,16 @@ async def sign(spawner: Any, nodes: Iterable[str]) -> dict[str, str]:
     return {"key": key, "cert": cert, "cafile": spawner.internal_trust_bundles[NOTEBOOKS_CA]}
 
 
-async def hand_over(spawner: Any, files: JobFiles, pair: dict[str, str]) -> dict[str, str]:
-    """move_certs(): key and certificate into the user's 0600 file, the CAs beside it.
-    Answers the paths the job reads."""
+async def hand_over(files: JobFiles, pair: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
+    """move_certs(): the paths the job reads (key and certificate in one 0600 file, the CAs
+    beside it), and what goes in each. The spawner writes them as the user together with the
+    spawn's token (JobFiles.write_token), a handful of commands fewer per spawn than apart."""
     log_dir = await files.log_dir()
     pem, ca = files.tls_files(log_dir)
     cas = await asyncio.to_thread(Path(pair["cafile"]).read_text)
     # One file holds both: ssl's load_cert_chain reads the key and the certificate from it.
-    await files.write_private(log_dir, pem, pair["key"] + pair["cert"])
-    await files.write_private(log_dir, ca, cas)
-    return {"keyfile": pem, "certfile": pem, "cafile": ca}
+    texts = {pem: pair["key"] + pair["cert"], ca: cas}
+    return {"keyfile": pem, "certfile": pem, "cafile": ca}, texts
 
 
 def _issuer_key(ca_cert: x509.Certificate) -> rsa.RSAPublicKey | ec.EllipticCurvePublicKey:

@@ -105,7 +105,9 @@ class GpuSlurmSpawner(SessionJob):
         return await session_tls.sign(self, await self._nodes_it_may_run_on())
 
     async def move_certs(self, pair: dict[str, str]) -> dict[str, str]:
-        return await session_tls.hand_over(self, self.files, pair)
+        # Written with the token, in start(): JupyterHub calls this just before it.
+        paths, self.tls_texts = await session_tls.hand_over(self.files, pair)
+        return paths
 
     async def _nodes_it_may_run_on(self) -> list[str]:
         """The partition's nodes with GPUs enough for the profile (a resumed job's profile is

@@ -27,20 +27,16 @@ def names_in(folder: str) -> set[str]:
 
 
 class Files:
-    """JobFiles' hand-over, keeping what it would write as the user."""
+    """JobFiles' paths."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.written: dict[str, str] = {}
 
     async def log_dir(self) -> str:
         return str(self.folder)
 
     def tls_files(self, log_dir: str) -> tuple[str, str]:
         return f"{log_dir}/tls-test-default.pem", f"{log_dir}/tls-test-default-ca.pem"
-
-    async def write_private(self, log_dir: str, path: str, text: str) -> None:
-        self.written[path] = text
 
 
 @pytest.fixture
@@ -102,15 +98,15 @@ async def test_a_tls_server_with_it_is_trusted_by_a_client_of_the_notebooks_ca(s
     assert asking.getpeercert()["subjectAltName"][0] == ("DNS", "localhost")
 
 
-async def test_the_hand_over_writes_key_and_certificate_and_the_cas_for_the_job(spawner, tmp_path):
+async def test_the_hand_over_gives_the_job_key_and_certificate_and_the_cas(spawner, tmp_path):
     pair = await session_tls.sign(spawner, ["localhost"])
     files = Files(tmp_path)
-    job = await session_tls.hand_over(spawner, files, pair)
+    job, texts = await session_tls.hand_over(files, pair)
 
     pem, ca = files.tls_files(str(tmp_path))
     assert job == {"keyfile": pem, "certfile": pem, "cafile": ca}
-    assert files.written[pem] == pair["key"] + pair["cert"]
-    assert files.written[ca] == read(spawner.internal_trust_bundles["notebooks-ca"])
+    assert texts[pem] == pair["key"] + pair["cert"]
+    assert texts[ca] == read(spawner.internal_trust_bundles["notebooks-ca"])
     # Nothing of the session's is left in the hub's certificate store.
     left = names_in(spawner.internal_certs_location)
     assert not [name for name in left if "session" in name or "alice" in name]
