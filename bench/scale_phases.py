@@ -21,7 +21,7 @@ from bench.cluster_load import (
     rpcs_by_type,
     rpcs_by_user,
 )
-from bench.hub_log_times import hub_times, print_hub_times, started
+from bench.hub_log_times import Started, hub_times, print_hub_times
 from bench.kernel_trip import Kernel
 from bench.page_load import Timings, every_minute, get_page
 from bench.proc_usage import print_usage
@@ -142,12 +142,12 @@ def spawn_burst(run: Run, runnable: int) -> set[str]:
     # JupyterLab's start in CPU seconds, read as each server is first seen ready (within 2 s):
     # read once at the end, the first ones' idle minutes since were counted too.
     cpu, servers = 0.0, 0
-    wanted = set(run.users)
+    wanted, logged = set(run.users), Started(run.hub.log_path)
     while time.monotonic() < deadline and len(ready) < runnable:
         # Read from the hub's log every 2 s, not asked of the hub: its list of ready servers
         # took a quarter to a third of the hub's loop in the burst it measured (py-spy).
         time.sleep(2)
-        now_ready = started(run.hub.log_path) & wanted
+        now_ready = logged.read() & wanted
         used, count = jupyterlab_cpu_s(sorted(now_ready - ready))
         cpu, servers = cpu + used, servers + count
         ready |= now_ready

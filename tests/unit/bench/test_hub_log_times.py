@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.hub_log_times import hub_times, started
+from bench.hub_log_times import Started, hub_times
 
 LOG = """\
 [I 2026-11-27 09:32:23.473 Hub log:192] 200 GET /hub/home (b1@lo) 111.10ms
@@ -59,4 +59,19 @@ def test_the_users_whose_server_started_are_read_from_the_log(tmp_path: Path) ->
         + "[I 2026-11-27 11:04:48.000 Hub base:1192] User b2:train took 3.1 seconds to start\n"
         + "[E 2026-11-27 11:04:49.000 Hub base:1100] Unhandled error starting b3's server\n"
     )
-    assert started(log) == {"b1", "b4"}
+    assert Started(log).read() == {"b1", "b4"}
+
+
+def test_a_look_reads_on_from_the_last_one_and_waits_for_a_line_to_be_whole(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "hub.log"
+    line = "[I 2026-11-27 11:04:47.240 Hub base:1192] User {} took 2.5 seconds to start\n"
+    log.write_text(line.format("b1") + line.format("b2")[:30])  # b2's line half written
+    watch = Started(log)
+    assert watch.read() == {"b1"}
+    with log.open("a") as stream:
+        stream.write(line.format("b2")[30:] + line.format("b3"))
+    assert watch.read() == {"b1", "b2", "b3"}
+    log.write_text(line.format("b9"))  # a new log, shorter than what was read
+    assert watch.read() == {"b1", "b2", "b3", "b9"}
