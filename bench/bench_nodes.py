@@ -20,13 +20,15 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from types import FrameType
 
+from bench import node_cpu
 from tests.hubproc import REPO
 
 CLUSTER_SH = REPO / "deploy" / "local" / "cluster.sh"
 PARTITION = "bench"
-# The nodes' processes (slurmd, and so every job) run niced: on a cluster they run on other
-# machines than the hub, which here shares the same two cores with a hundred JupyterLabs.
-# Niced, they take what the hub leaves, as the nodes' own cores would be.
+# The nodes' processes (slurmd, and so every job) run niced, and with `apart` in a cgroup of the
+# least CPU weight (bench.node_cpu): on a cluster they run on other machines than the hub, which
+# here shares the same two cores with a hundred JupyterLabs. So they take what the hub leaves,
+# as the nodes' own cores would be.
 NODE_NICE = 10
 
 
@@ -48,21 +50,27 @@ def bench_nodes(
     gpus: int,
     hold: Callable[[], AbstractContextManager[None]] = nullcontext,
     kind: str = "",
+    apart: bool = False,
 ) -> Iterator[list[str]]:
     """COUNT nodes of GPUS fake GPUs each (of gres type KIND, e.g. h100, if given) in the
     partition `bench`, for the block. Growing and shrinking restart slurmctld: `hold` keeps
-    others off the cluster meanwhile (the tests' lanes)."""
+    others off the cluster meanwhile (the tests' lanes). `apart`: the nodes' processes in a
+    cgroup of the least CPU weight too (bench.node_cpu), not only niced."""
     previous = signal.signal(signal.SIGTERM, _exit_on_term)
     try:
         with hold():
             _cluster("shrink", PARTITION)  # whatever a killed run left
             _cluster("grow", PARTITION, str(count), str(gpus), *([kind] if kind else []))
-        for pid in _slurmd_pids(node_names(count)):
+        pids = _slurmd_pids(node_names(count))
+        for pid in pids:
             subprocess.run(["renice", "-n", str(NODE_NICE), "-p", pid], capture_output=True)
+        where = node_cpu.place(pids) if apart else "sharing the cores"
+        print(f"[bench] the nodes' processes: nice {NODE_NICE}, {where}")
         yield node_names(count)
     finally:
         with hold():
             _cluster("shrink", PARTITION)
+        node_cpu.release()
         signal.signal(signal.SIGTERM, previous)
 
 

@@ -4,7 +4,8 @@
 2. **spawn burst**: every user asks for a 1-GPU session at once, on a bench partition grown for
    the run (bench.bench_nodes), with the GPUs beyond --running taken by an admin's jobs: that
    many run, the rest wait in the queue; until the runnable ones are ready, with pages loaded
-   meanwhile;
+   meanwhile. The nodes' processes take only the CPU the hub's side leaves (bench.node_cpu),
+   as other machines would; --nodes-share-cores lets them take it as the hub's equals (nice 10);
 3. **rest**: for --rest seconds each user loads their home page and the spawn page (or, queued,
    the waiting page) once a minute, each running user runs `5 * 4` in a kernel of their
    JupyterLab over its websocket once a minute, an admin lists the users every 2 s; with
@@ -120,6 +121,10 @@ class Shape:
     login_workers: int = 20
     stock: bool = False  # stock batchspawner + wrapspawner instead of ours
     admin: str = ADMIN
+    # The bench nodes' processes in a cgroup of the least CPU weight, as if the nodes were
+    # other machines (bench.node_cpu); off: only niced. Off for the tests' reduced run, whose
+    # sessions would wait for CPU behind the other lane's tests.
+    nodes_apart: bool = False
 
 
 def scale_run(
@@ -137,7 +142,11 @@ def scale_run(
         )
         # The partition first: the hub's profiles are checked against it when it starts.
         nodes = (
-            stack.enter_context(bench_nodes(shape.nodes, shape.gpus, hold=partial(guard, True)))
+            stack.enter_context(
+                bench_nodes(
+                    shape.nodes, shape.gpus, hold=partial(guard, True), apart=shape.nodes_apart
+                )
+            )
             if shape.nodes
             else []
         )
@@ -179,6 +188,12 @@ def main() -> None:
     )
     parser.add_argument("--promote", type=int, default=2, help="nodes freed one by one")
     parser.add_argument("--stock", action="store_true", help="stock batchspawner + wrapspawner")
+    parser.add_argument(
+        "--nodes-share-cores",
+        action="store_true",
+        help="the bench nodes' JupyterLabs only niced, not in a cgroup of the least CPU weight: "
+        "they take the hub's CPU as figures before 2026-11-28 had them",
+    )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _exit_on_term)
     scale_run(
@@ -193,6 +208,7 @@ def main() -> None:
             promote=args.promote,
             login_workers=args.login_workers,
             stock=args.stock,
+            nodes_apart=not args.nodes_share_cores,
         )
     )
 
