@@ -162,17 +162,20 @@ class SlurmClient:
             _raise_for(argv, result)
         return parse_squeue(result.stdout)
 
-    async def tagged(self, *tags: str, user: str = "", alive_only: bool = True) -> list[JobInfo]:
+    async def tagged(
+        self, *tags: str, user: str = "", users: Iterable[str] = (), alive_only: bool = True
+    ) -> list[JobInfo]:
         """Jobs whose comment is one of `tags` (with none: any of the portal's tags), in one
-        squeue.
+        squeue; of `user`, or of `users`, if given.
 
         This is how a job is found again after a hub restart or a submission that timed out.
         alive_only=False also returns jobs that have ended but that Slurm still lists (a short
         job may be done before the answer is read).
         """
         argv = [self._bin + "squeue", "--noheader", "--states=all", f"--format={SQUEUE_FORMAT}"]
-        if user:
-            argv.append(f"--user={user}")
+        names = sorted({user, *users} - {""})
+        if names:
+            argv.append(f"--user={','.join(names)}")
         result = await run_command(argv, timeout=self._timeout)
         if result.returncode != 0:
             _raise_for(argv, result)

@@ -175,7 +175,11 @@ class SessionJob(SessionJobSettings):
         return result
 
     async def _own_jobs(self) -> list[JobInfo]:
-        """The live jobs carrying this server's tag; a spawn-time error if Slurm is silent."""
+        """The live jobs carrying this server's tag; a spawn-time error if Slurm is silent.
+
+        A squeue of its own, started now, not the stops' shared one: a server started again
+        right after its stop must not see its cancelled job as still queued and take it over.
+        """
         try:
             return await self.slurm.tagged(self.tag, user=self.user.name)
         except SlurmUnavailable as error:
@@ -327,10 +331,11 @@ class SessionJob(SessionJobSettings):
             with contextlib.suppress(SlurmUnavailable):
                 # A submission still in flight when the stop came is found by its tag; the
                 # session's Dask workers by theirs, so that none outlives it.
-                job_ids |= {
-                    job.job_id
-                    for job in await self.slurm.tagged(self.tag, self.dask_tag, user=self.user.name)
-                }
+                # One squeue shared by the stops under way at once (300 at the end of a course).
+                tagged = self.poller.tagged.of(
+                    self.user.name, self.tag, self.dask_tag, max_age=STOP_CHECK_S
+                )
+                job_ids |= {job.job_id for job in await tagged}
         if culled is not None:
             CULLS.labels(culled.value).inc()
         if job_ids:

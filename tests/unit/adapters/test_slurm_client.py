@@ -89,3 +89,16 @@ def test_commands_take_turns_and_a_wait_for_a_turn_is_not_timed(
     results = asyncio.run(twelve())
     assert all(result.returncode == 0 for result in results)
     assert max(int(result.stdout) for result in results) == 4
+
+
+def test_tagged_jobs_of_several_users_in_one_squeue(tmp_path: Path) -> None:
+    """A stand-in squeue records its arguments: the users asked for, in one --user list."""
+    seen = tmp_path / "argv.txt"
+    squeue = tmp_path / "squeue"
+    squeue.write_text(f'#!/bin/sh\necho "$@" > {seen}\n')
+    squeue.chmod(0o755)
+    client = SlurmClient(run_as=[], bin_dir=str(tmp_path), timeout=10)
+    assert run(client.tagged(users=["carol", "bob", ""])) == []
+    assert seen.read_text().split()[-1] == "--user=bob,carol"
+    run(client.tagged("t", user="bob", users=["bob"]))
+    assert seen.read_text().split()[-1] == "--user=bob"

@@ -61,6 +61,19 @@ class FakeSlurm:
         pass
 
 
+class FakePoller:
+    """The hub's shared poller over the fake: by id, and tagged jobs (shared by the stops)."""
+
+    def __init__(self, fake: FakeSlurm) -> None:
+        self.fake = fake
+        self.tagged = self  # poller.tagged.of(...)
+        self.job = fake.job
+        self.untrack = fake.untrack
+
+    async def of(self, user: str, *tags: str, max_age: float) -> list[JobInfo]:
+        return await self.fake.tagged(*tags, user=user)
+
+
 class Spawner(GpuSlurmSpawner):
     fake: FakeSlurm
 
@@ -70,7 +83,7 @@ class Spawner(GpuSlurmSpawner):
 
     @property
     def poller(self) -> Any:
-        return self.fake
+        return FakePoller(self.fake)
 
     @property
     def files(self) -> Any:
