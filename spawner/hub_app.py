@@ -15,7 +15,8 @@ at a path it already serves is never reached. `init_handlers` is the method that
 routes; this subclass puts the portal's two first (tornado takes the first route that matches)
 and leaves JupyterHub's and batchspawner's lists as they are.
 
-It also finds each request's user by one id query (gpuportal_spawner.user_lookup).
+It also finds each request's user by one id query (gpuportal_spawner.user_lookup), and keeps
+a SQLite database in write-ahead-log mode (gpuportal_spawner.hub_db).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from jupyterhub.apihandlers import default_handlers
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 from jupyterhub.app import JupyterHub
 
+from gpuportal_spawner.hub_db import use_wal
 from gpuportal_spawner.port_handler import CALLBACK_PATH, PortCallbackHandler
 from gpuportal_spawner.stop_handler import StopAfterSpawnHandler
 from gpuportal_spawner.user_lookup import install as install_user_lookup
@@ -40,8 +42,13 @@ def own_routes() -> list[tuple[str, Any]]:
 
 
 class GpuPortalHub(JupyterHub):
-    """JupyterHub with the portal's port callback and server stop, and its users found by id
-    (see the module's text)."""
+    """JupyterHub with the portal's port callback and server stop, its users found by id, and
+    SQLite in WAL mode (see the module's text)."""
+
+    def init_db(self) -> None:
+        super().init_db()
+        if use_wal(self.db.get_bind()):
+            self.log.info("The hub's SQLite database: write-ahead log, synchronous=NORMAL")
 
     def init_handlers(self) -> None:
         super().init_handlers()
