@@ -5,9 +5,8 @@ slurmctld grows with the number of users. Here each spawner asks the poller for 
 the staleness it can accept; the poller answers from one recent query covering every tracked
 job, and concurrent askers share a single query in flight.
 
-A server's jobs found by their tag (TaggedJobs: at a spawn, a queued job to take over; at a
-stop, a submission whose answer never came and the session's Dask workers) are shared the
-same way, by user.
+A stopped server's jobs found by their tag (TaggedJobs: a submission whose answer never came,
+the session's Dask workers) are shared the same way, by user.
 """
 
 from __future__ import annotations
