@@ -228,10 +228,8 @@ c.Spawner.poll_interval = settings.poll_interval
 # How often a session tells the hub it is in use, and the hub reads the proxy's activity; and
 # how often a session reads its GPUs (gpuportal_session.gpu_activity). Seconds.
 c.JupyterHub.last_activity_interval = settings.activity_interval
-# The hub writes a user's or server's activity to its database when it moved on by more than
-# this: JupyterHub's 30 s meant a commit for every user's page every 30 s, each a wait for the
-# disk that holds up the hub's loop (py-spy, 300-user bench: 5.6 % of it with pages loading).
-# Half the sessions' reporting interval loses nothing the culler could act on.
+# Activity is written when it moved on by this: JupyterHub's 30 s meant a commit (a wait for the
+# disk in the hub's loop) for every user's page every 30 s; half the sessions' interval is enough.
 c.JupyterHub.activity_resolution = max(30, settings.activity_interval // 2)
 c.Spawner.environment = {
     "JUPYTERHUB_ACTIVITY_INTERVAL": str(settings.activity_interval),

@@ -19,18 +19,61 @@ from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_core.jobs import JobInfo
 
 
-class JobPoller:
-    def __init__(self, client: SlurmClient, *, clock: Callable[[], float] = time.monotonic) -> None:
-        self.tagged = TaggedJobs(client, clock=clock)
-        self._client = client
+class _SharedQuery:
+    """One query in flight at a time: an asker it covers waits for it; one it does not cover
+    waits for it too, then starts the next (the keys `_next_keys` names), shared the same way."""
+
+    def __init__(self, clock: Callable[[], float]) -> None:
         self._clock = clock
-        self._tracked: set[str] = set()
-        self._jobs: dict[str, JobInfo] = {}
         self._covered: frozenset[str] = frozenset()
         self._fetched_at = float("-inf")
         self._inflight: asyncio.Task[None] | None = None
-        self._inflight_ids: frozenset[str] = frozenset()
+        self._inflight_keys: frozenset[str] = frozenset()
         self.queries = 0
+
+    def _fresh(self, key: str, max_age: float) -> bool:
+        return self._clock() - self._fetched_at <= max_age and key in self._covered
+
+    def _next_keys(self) -> frozenset[str]:
+        raise NotImplementedError
+
+    async def _fetch(self, keys: frozenset[str]) -> None:
+        raise NotImplementedError
+
+    async def _refresh(self, key: str) -> None:
+        # Join a query already under way; start one only if none covers this key.
+        while self._inflight is not None and not self._inflight.done():
+            covering = key in self._inflight_keys
+            await asyncio.shield(self._inflight)
+            if covering or key in self._covered:
+                return
+        keys = self._next_keys()
+        task = asyncio.ensure_future(self._run(keys))
+        self._inflight, self._inflight_keys = task, keys
+        # Cleared by the task itself, so a cancelled waiter cannot leave a stale one behind.
+        task.add_done_callback(self._clear_inflight)
+        await asyncio.shield(task)
+
+    async def _run(self, keys: frozenset[str]) -> None:
+        self.queries += 1
+        await self._fetch(keys)
+        self._covered = keys
+        self._fetched_at = self._clock()
+
+    def _clear_inflight(self, task: asyncio.Task[None]) -> None:
+        if self._inflight is task:
+            self._inflight, self._inflight_keys = None, frozenset()
+        if not task.cancelled():
+            task.exception()  # mark retrieved: every waiter has already seen it
+
+
+class JobPoller(_SharedQuery):
+    def __init__(self, client: SlurmClient, *, clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__(clock)
+        self.tagged = TaggedJobs(client, clock=clock)
+        self._client = client
+        self._tracked: set[str] = set()
+        self._jobs: dict[str, JobInfo] = {}
 
     def track(self, job_id: str) -> None:
         self._tracked.add(job_id)
@@ -51,40 +94,18 @@ class JobPoller:
         if not job_id:
             return None  # no job: never part of the shared query, which it would fail
         self.track(job_id)
-        fresh = self._clock() - self._fetched_at <= max_age
-        if not fresh or job_id not in self._covered:
+        if not self._fresh(job_id, max_age):
             await self._refresh(job_id)
         return self._jobs.get(job_id)
 
-    async def _refresh(self, job_id: str) -> None:
-        # Join a query already under way; start one only if none covers this job.
-        while self._inflight is not None and not self._inflight.done():
-            covering = job_id in self._inflight_ids
-            await asyncio.shield(self._inflight)
-            if covering or job_id in self._covered:
-                return
-        ids = frozenset(self._tracked)
-        task = asyncio.ensure_future(self._fetch(ids))
-        self._inflight, self._inflight_ids = task, ids
-        # Cleared by the task itself, so a cancelled waiter cannot leave a stale one behind.
-        task.add_done_callback(self._clear_inflight)
-        await asyncio.shield(task)
+    def _next_keys(self) -> frozenset[str]:
+        return frozenset(self._tracked)  # every tracked job, not only those asked for now
 
-    def _clear_inflight(self, task: asyncio.Task[None]) -> None:
-        if self._inflight is task:
-            self._inflight, self._inflight_ids = None, frozenset()
-        if not task.cancelled():
-            task.exception()  # mark retrieved: every waiter has already seen it
-
-    async def _fetch(self, ids: frozenset[str]) -> None:
-        self.queries += 1
-        jobs = await self._client.jobs(ids)
-        self._jobs = jobs
-        self._covered = ids
-        self._fetched_at = self._clock()
+    async def _fetch(self, keys: frozenset[str]) -> None:
+        self._jobs = await self._client.jobs(keys)
 
 
-class TaggedJobs:
+class TaggedJobs(_SharedQuery):
     """The live tagged jobs of the users asked about, in one squeue for every concurrent asker.
 
     At the end of a course 300 stops at once each ran their own squeue for their server's tag,
@@ -95,47 +116,24 @@ class TaggedJobs:
     """
 
     def __init__(self, client: SlurmClient, *, clock: Callable[[], float] = time.monotonic):
+        super().__init__(clock)
         self._client = client
-        self._clock = clock
         self._waiting: set[str] = set()
         self._jobs: list[JobInfo] = []
-        self._covered: frozenset[str] = frozenset()
-        self._fetched_at = float("-inf")
-        self._inflight: asyncio.Task[None] | None = None
-        self._inflight_users: frozenset[str] = frozenset()
-        self.queries = 0
 
     async def of(self, user: str, *tags: str, max_age: float) -> list[JobInfo]:
         """The user's live jobs carrying one of `tags`, as Slurm listed them at most max_age
         seconds ago (or in a query already under way for the user when asked). Raises
         SlurmUnavailable when the controller cannot be asked."""
-        fresh = self._clock() - self._fetched_at <= max_age
-        if not fresh or user not in self._covered:
+        if not self._fresh(user, max_age):
+            self._waiting.add(user)
             await self._refresh(user)
         return [job for job in self._jobs if job.user == user and job.comment in tags]
 
-    async def _refresh(self, user: str) -> None:
-        self._waiting.add(user)
-        while self._inflight is not None and not self._inflight.done():
-            covering = user in self._inflight_users
-            await asyncio.shield(self._inflight)
-            if covering:
-                return
+    def _next_keys(self) -> frozenset[str]:
         users = frozenset(self._waiting)
         self._waiting -= users
-        task = asyncio.ensure_future(self._fetch(users))
-        self._inflight, self._inflight_users = task, users
-        task.add_done_callback(self._clear_inflight)
-        await asyncio.shield(task)
+        return users
 
-    def _clear_inflight(self, task: asyncio.Task[None]) -> None:
-        if self._inflight is task:
-            self._inflight, self._inflight_users = None, frozenset()
-        if not task.cancelled():
-            task.exception()  # mark retrieved: every waiter has already seen it
-
-    async def _fetch(self, users: frozenset[str]) -> None:
-        self.queries += 1
-        self._jobs = await self._client.tagged(users=users)
-        self._covered = users
-        self._fetched_at = self._clock()
+    async def _fetch(self, keys: frozenset[str]) -> None:
+        self._jobs = await self._client.tagged(users=keys)

@@ -176,10 +176,8 @@ class SessionJob(SessionJobSettings):
 
     async def _own_jobs(self) -> list[JobInfo]:
         """The live jobs carrying this server's tag; a spawn-time error if Slurm is silent.
-
-        A squeue of its own, started now, not the stops' shared one: a server started again
-        right after its stop must not see its cancelled job as still queued and take it over.
-        """
+        A squeue of its own, not the stops' shared one: a server started again right after its
+        stop must not see its cancelled job as still queued and take it over."""
         try:
             return await self.slurm.tagged(self.tag, user=self.user.name)
         except SlurmUnavailable as error:
