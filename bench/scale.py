@@ -192,7 +192,7 @@ def main() -> None:
         "--nodes-share-cores",
         action="store_true",
         help="the bench nodes' JupyterLabs only niced, not in a cgroup of the least CPU weight: "
-        "they take the hub's CPU as figures before 2026-11-28 had them",
+        "they take the hub's CPU as in the figures before 2026-11-27's fourth session",
     )
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, _exit_on_term)
