@@ -13,13 +13,17 @@ The first round runs in a fresh browser profile (nothing cached), the others in 
     -> shell drawn              JupyterLab's JavaScript and its extensions loaded and run
     -> files listed             the contents API, the file browser's first listing
 
+With --reloads N, the last round's lab is then loaded N times more, its server running and the
+browser's cache kept: what JupyterLab's page alone takes on this machine, with no start in it (the
+floor under "lab page" + "shell drawn" + "files listed").
+
 The server's start is split at its logs' marks (SERVER_MARKS: the session's own, written by
 gpuportal_session.singleuser, Jupyter's "is running at", the hub's "took N seconds"; where the
 imports' time goes per package: bench/session_imports.py), and the lab's requests are counted
 as Chromium's DevTools protocol tells them (bench/browser_network.py): how many, how many from
 the browser's cache, the bytes on the wire, and the slowest API calls.
 
-    /opt/gpuportal/venv/bin/python -m bench.click_to_lab [--rounds 4] [--requests]
+    /opt/gpuportal/venv/bin/python -m bench.click_to_lab [--rounds 4] [--requests] [--reloads 4]
 """
 
 from __future__ import annotations
@@ -147,6 +151,17 @@ def one_round(page: Any, hub: Hub, *, show_requests: bool = False) -> Round:
     return Round(steps, server_steps, Assets.of(network.between(lab_page, files)))
 
 
+def reload_lab(page: Any, hub: Hub) -> list[float]:
+    """The running server's lab loaded again: seconds to its HTML, the shell, the listing."""
+    begun = time.time()
+    page.goto(f"{hub.url}/user/{USER}/lab", wait_until="commit")
+    html = time.time()
+    page.wait_for_selector(".jp-LabShell", timeout=60_000)
+    shell = time.time()
+    page.wait_for_selector(".jp-DirListing-content .jp-DirListing-item", timeout=60_000)
+    return [html - begun, shell - html, time.time() - shell]
+
+
 def print_requests(fetches: list[Fetch], since: float) -> None:
     """Each request after the lab's HTML: when it began and how long it took (s), where its
     answer came from, its status, kind and bytes on the wire."""
@@ -232,6 +247,9 @@ def main() -> None:
     parser.add_argument(
         "--requests", action="store_true", help="print each round's requests after the lab page"
     )
+    parser.add_argument(
+        "--reloads", type=int, default=0, help="then load the last round's lab this often again"
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -241,11 +259,17 @@ def main() -> None:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = log_in(browser, hub, USER, PASSWORD)  # a fresh browser profile
         rounds: list[Round] = []
+        reloads: list[list[float]] = []
         try:
             for index in range(args.rounds):
                 rounds.append(one_round(page, hub, show_requests=args.requests))
                 steps = ", ".join(f"{v:.2f}" for v in rounds[-1].steps)
                 print(f"round {index + 1}: {steps}", flush=True)
+                if index == args.rounds - 1:
+                    time.sleep(6)  # past the deferred Dask extension's load (5 s)
+                    for _ in range(args.reloads):
+                        reloads.append(reload_lab(page, hub))
+                        time.sleep(2)
                 stop_server(hub)
         finally:
             browser.close()
@@ -254,6 +278,11 @@ def main() -> None:
         report("first visit (nothing cached)", rounds[:1])
     if rounds[1:]:
         report("returning (browser cache kept)", rounds[1:])
+    if reloads:
+        totals = [sum(r) for r in reloads]
+        print(f"the lab again, its server running: {len(reloads)} loads, median {_s(totals)}")
+        for index, mark in enumerate(("lab page", "shell drawn", "files listed")):
+            print(f"  -> {mark:<16} {_s([r[index] for r in reloads])}")
 
 
 if __name__ == "__main__":

@@ -15,8 +15,9 @@ at a path it already serves is never reached. `init_handlers` is the method that
 routes; this subclass puts the portal's two first (tornado takes the first route that matches)
 and leaves JupyterHub's and batchspawner's lists as they are.
 
-It also finds each request's user by one id query (gpuportal_spawner.user_lookup), and keeps
-a SQLite database in write-ahead-log mode (gpuportal_spawner.hub_db).
+It also finds each request's user by one id query (gpuportal_spawner.user_lookup), keeps
+a SQLite database in write-ahead-log mode (gpuportal_spawner.hub_db), and makes its internal
+TLS keys EC P-256 rather than RSA-2048 (gpuportal_spawner.internal_keys).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from jupyterhub.apihandlers import default_handlers
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 from jupyterhub.app import JupyterHub
 
+from gpuportal_spawner import internal_keys
 from gpuportal_spawner.hub_db import use_wal
 from gpuportal_spawner.port_handler import CALLBACK_PATH, PortCallbackHandler
 from gpuportal_spawner.stop_handler import StopAfterSpawnHandler
@@ -42,13 +44,18 @@ def own_routes() -> list[tuple[str, Any]]:
 
 
 class GpuPortalHub(JupyterHub):
-    """JupyterHub with the portal's port callback and server stop, its users found by id, and
-    SQLite in WAL mode (see the module's text)."""
+    """JupyterHub with the portal's port callback and server stop, its users found by id,
+    SQLite in WAL mode and EC keys for internal TLS (see the module's text)."""
 
     def init_db(self) -> None:
         super().init_db()
         if use_wal(self.db.get_bind()):
             self.log.info("The hub's SQLite database: write-ahead log, synchronous=NORMAL")
+
+    def init_internal_ssl(self) -> None:
+        if self.internal_ssl:
+            internal_keys.install()  # before the hub makes its CAs and certificates
+        super().init_internal_ssl()
 
     def init_handlers(self) -> None:
         super().init_handlers()

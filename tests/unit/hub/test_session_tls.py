@@ -3,7 +3,6 @@ the user's files (a stand-in for the sudo-writing JobFiles) and never kept by th
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import ssl
 from pathlib import Path
@@ -16,6 +15,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.x509.oid import ExtendedKeyUsageOID
 
 from gpuportal_spawner import session_tls
+from tests.unit.hub.memory_tls import handshake
 
 
 def read(path: str) -> str:
@@ -88,13 +88,7 @@ async def test_a_tls_server_with_it_is_trusted_by_a_client_of_the_notebooks_ca(s
     server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     server.load_cert_chain(pem)
     client = ssl.create_default_context(cafile=spawner.internal_trust_bundles["notebooks-ca"])
-    server_side, client_side = ssl.MemoryBIO(), ssl.MemoryBIO()
-    served = server.wrap_bio(server_side, client_side, server_side=True)
-    asking = client.wrap_bio(client_side, server_side, server_hostname="localhost")
-    for _ in range(10):  # the handshake, in memory
-        for end in (asking, served):
-            with contextlib.suppress(ssl.SSLWantReadError):
-                end.do_handshake()
+    asking, _ = handshake(server, client, "localhost")
     assert asking.getpeercert()["subjectAltName"][0] == ("DNS", "localhost")
 
 
