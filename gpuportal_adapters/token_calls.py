@@ -67,14 +67,15 @@ async def call(
         except OSError as error:  # refused, unresolved, TLS refused
             failed = CallFailed(url, str(error) or type(error).__name__)
         else:
-            return _json(url, response.body)
+            return parse_json(url, response.body)
         if attempt == attempts - 1:
             raise failed
         await asyncio.sleep(min(2**attempt, 10))
     raise CallFailed(url, "no attempt made")  # attempts < 1
 
 
-def _json(url: str, body: bytes) -> Any:
+def parse_json(url: str, body: bytes) -> Any:
+    """An answer's JSON (None for an empty one), or CallFailed saying it is not JSON."""
     if not body.strip():
         return None
     try:
