@@ -127,12 +127,14 @@ class ClusterDirectory(LoggingConfigurable):
             "auth_state": {"groups": sorted(groups)},
         }
 
-    async def _refresh_from_directory(self, name: str) -> bool | dict[str, Any]:
+    async def _refresh_from_directory(self, user: Any) -> bool | dict[str, Any]:
         """Groups and admin as LDAP has them now (the hub asks every auth_refresh_age).
 
         Someone taken out of an admin group loses admin within that time; someone gone from
         the directory, or from every allowed group, must log in again (and cannot). If LDAP
-        does not answer, what the hub has stays.
+        does not answer, what the hub has stays. Where LDAP says what the hub has already,
+        the answer is True (nothing to refresh): JupyterHub then skips writing the user again
+        (its roles, groups and auth state, and a commit, for every user every refresh).
 
         The user's request waits for this, so it never queues behind logins that wait for
         LDAP, and has a short budget of its own: a refresh that cannot be done now is done
@@ -142,12 +144,18 @@ class ClusterDirectory(LoggingConfigurable):
             return True
         try:
             found: DirectoryUser | None = await self._in_directory(
-                lookup_user, name, timeout=self.refresh_timeout
+                lookup_user, user.name, timeout=self.refresh_timeout
             )
         except (DirectoryUnavailable, TimeoutError) as error:
-            self.log.warning("Could not refresh %s from LDAP: %s", name, error or "timeout")
+            self.log.warning("Could not refresh %s from LDAP: %s", user.name, error or "timeout")
             return True
         if found is None or not self._in_allowed_group(found.groups):
-            self.log.warning("%s is no longer in LDAP or an allowed group", name)
+            self.log.warning("%s is no longer in LDAP or an allowed group", user.name)
             return False
-        return self._directory_model(found.login, found.groups)
+        model = self._directory_model(found.login, found.groups)
+        if (
+            bool(user.admin) == model["admin"]
+            and sorted(g.name for g in user.groups) == model["groups"]
+        ):
+            return True
+        return model

@@ -294,7 +294,7 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         """Groups and admin from LDAP every auth_refresh_age (the provider's tokens are not
         kept); with a groups claim, the groups stay as the provider sent them at sign-in and
         only the user's presence in LDAP is checked."""
-        refreshed = await self._refresh_from_directory(user.name)
+        refreshed = await self._refresh_from_directory(user)
         if self.groups_claim and isinstance(refreshed, dict):
             return True
         return refreshed

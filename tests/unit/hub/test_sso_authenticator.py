@@ -10,6 +10,7 @@ from tornado import web
 
 from gpuportal_adapters.directory import DirectoryUnavailable, DirectoryUser
 from gpuportal_spawner.sso_authenticator import ClusterOIDCAuthenticator, SignInRefused
+from tests.unit.hub.directory_stand_in import answering
 
 
 def authenticator(
@@ -22,12 +23,7 @@ def authenticator(
         **config,
     )
 
-    async def in_directory(call: Any, *args: Any, timeout: float) -> Any:
-        if isinstance(found, Exception):
-            raise found
-        return found
-
-    made._in_directory = in_directory  # type: ignore[method-assign]
+    made._in_directory = answering(found)  # type: ignore[method-assign]
     return made
 
 
