@@ -62,7 +62,9 @@ class KeptCalls:
                 if attempt == 0:
                     continue  # a kept connection closed meanwhile: once more, on a new one
                 raise CallFailed(url, str(error) or type(error).__name__) from None
-            except (aiohttp.ClientError, TimeoutError, OSError) as error:
+            except TimeoutError:
+                raise CallFailed(url, f"no answer within {timeout:g} s") from None
+            except (aiohttp.ClientError, OSError) as error:
                 raise CallFailed(url, str(error) or type(error).__name__) from None
         raise CallFailed(url, "no attempt made")  # not reached
 

@@ -4,6 +4,7 @@ the call, and failures are CallFailed with words, as token_calls' are."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -21,8 +22,8 @@ pytestmark = pytest.mark.asyncio(loop_scope="session")
 @dataclass
 class Seen:
     """What the server answers (status, body; 200 {"ok": true} once the script is done; status
-    0: the connection closed, no answer) and what came: each call's client address (one per
-    connection), token and body."""
+    0: the connection closed, no answer; 1: the answer after `body` seconds) and what came:
+    each call's client address (one per connection), token and body."""
 
     script: list[tuple[int, str]] = field(default_factory=list)
     peers: list[tuple[str, int]] = field(default_factory=list)
@@ -34,7 +35,7 @@ class Answers(RequestHandler):
     def initialize(self, seen: Seen) -> None:
         self.seen = seen
 
-    def post(self) -> None:
+    async def post(self) -> None:
         self.seen.peers.append(self.request.connection.context.address)  # type: ignore[union-attr]
         self.seen.tokens.append(self.request.headers.get("Authorization", ""))
         self.seen.bodies.append(self.request.body.decode())
@@ -42,6 +43,9 @@ class Answers(RequestHandler):
         if status == 0:
             self.request.connection.stream.close()  # type: ignore[union-attr]
             return
+        if status == 1:  # no answer for a while
+            await asyncio.sleep(float(body))
+            status, body = 200, "{}"
         self.set_status(status)
         self.finish(body)
 
@@ -113,6 +117,14 @@ async def test_an_answer_that_is_not_json_is_said_so(server, client) -> None:
     seen.script.append((200, "<html>a login page</html>"))
     with pytest.raises(CallFailed, match="not JSON"):
         await client.call(url, token="t", method="POST", body={})
+
+
+async def test_a_server_that_does_not_answer_in_time_is_said_so(server, client) -> None:
+    url, seen, _ = server
+    seen.script.append((1, "1.0"))
+    with pytest.raises(CallFailed) as failed:
+        await client.call(url, token="t", method="POST", body={}, timeout=0.2)
+    assert failed.value.reason == "no answer within 0.2 s"
 
 
 async def test_nobody_listening_is_a_call_failed_with_words(client) -> None:
