@@ -132,10 +132,7 @@ def one_round(page: Any, hub: Hub, *, show_requests: bool = False) -> Round:
     answered = time.time()
     page.wait_for_url(f"**/user/{USER}/lab**", wait_until="commit", timeout=120_000)
     lab_page = time.time()
-    page.wait_for_selector(".jp-LabShell", timeout=60_000)
-    shell = time.time()
-    page.wait_for_selector(".jp-DirListing-content .jp-DirListing-item", timeout=60_000)
-    files = time.time()
+    shell, files = wait_for_lab(page)
     network.detach()
     server = server_split(hub, clicked)
     ready = server[1] if server else lab_page
@@ -151,15 +148,21 @@ def one_round(page: Any, hub: Hub, *, show_requests: bool = False) -> Round:
     return Round(steps, server_steps, Assets.of(network.between(lab_page, files)))
 
 
+def wait_for_lab(page: Any) -> tuple[float, float]:
+    """When (time.time()) JupyterLab's shell is drawn, then its file browser lists the home."""
+    page.wait_for_selector(".jp-LabShell", timeout=60_000)
+    shell = time.time()
+    page.wait_for_selector(".jp-DirListing-content .jp-DirListing-item", timeout=60_000)
+    return shell, time.time()
+
+
 def reload_lab(page: Any, hub: Hub) -> list[float]:
     """The running server's lab loaded again: seconds to its HTML, the shell, the listing."""
     begun = time.time()
     page.goto(f"{hub.url}/user/{USER}/lab", wait_until="commit")
     html = time.time()
-    page.wait_for_selector(".jp-LabShell", timeout=60_000)
-    shell = time.time()
-    page.wait_for_selector(".jp-DirListing-content .jp-DirListing-item", timeout=60_000)
-    return [html - begun, shell - html, time.time() - shell]
+    shell, files = wait_for_lab(page)
+    return [html - begun, shell - html, files - shell]
 
 
 def print_requests(fetches: list[Fetch], since: float) -> None:

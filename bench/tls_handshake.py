@@ -2,9 +2,9 @@
 certificate holds: RSA-2048 (what JupyterHub's certipy makes) against EC P-256 (what the portal
 makes, gpuportal_spawner.internal_keys).
 
-Every session's GPU reading, activity report and port callback, every service's call and every
-request the proxy forwards to the hub opens a connection of its own, and in each TLS handshake
-the server signs once with its key. A server like the hub's under internal_ssl (JupyterHub's
+A session's port callback and activity report and a service's call each open a connection of
+their own (the proxy keeps its connections to the hub), and in each TLS handshake the server
+signs once with its key. A server like the hub's under internal_ssl (JupyterHub's
 make_ssl_context: client certificates required, the hub's CA checked) runs in a child process
 on loopback; a client with a certificate of its own, as a session has, opens N connections one
 after the other, one request each, then N requests on one kept connection. The server's CPU
