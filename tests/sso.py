@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 import subprocess
 import time
+from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin
 
 import pyotp
@@ -46,6 +48,27 @@ def wrong_code(user: str) -> str:
     now = time.time()
     accepted = {totp.at(now + 30 * step) for step in (-2, -1, 0, 1, 2)}
     return next(c for c in (f"{n:06d}" for n in range(1000000)) if c not in accepted)
+
+
+def sign_in_in_browser(
+    page: Any, hub_url: str, user: str, totp: str | None = None, shots: list[Path] | None = None
+) -> None:
+    """A Playwright page through the hub's login button, the provider's password form and its
+    TOTP form; the page is wherever that ends. With shots: the hub's login page and the
+    provider's code form, saved to the first two paths."""
+    page.goto(f"{hub_url}/hub/login")
+    if shots:
+        page.screenshot(path=str(shots[0]))
+    page.click("text=Sign in with single sign-on")
+    page.wait_for_url(f"{PROVIDER}/**")
+    page.fill("input[name=user]", user)
+    page.fill("input[name=password]", PASSWORDS[user])
+    page.click("button[type=submit]")
+    page.wait_for_selector("input[name=code]")
+    if shots:
+        page.screenshot(path=str(shots[1]))
+    page.fill("input[name=code]", totp or code(user))
+    page.click("button[type=submit]")
 
 
 def submit_form(

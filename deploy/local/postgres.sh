@@ -13,7 +13,8 @@ PORT=${PORTAL_PG_PORT:-5433}
 LISTEN=${PORTAL_PG_LISTEN:-127.0.0.1}
 DATABASE=${PORTAL_PG_DATABASE:-}
 PASSWORD=${PORTAL_PG_PASSWORD:-portal-test}
-BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
+# Empty where PostgreSQL is not installed (the demo's machine: `make stop` runs this too).
+BIN=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1 || true)
 
 say() { printf '[postgres] %s\n' "$*"; }
 as_pg() { runuser -u postgres -- "$@"; }

@@ -9,7 +9,9 @@
 #
 #   sso.sh start          make what is missing (account, keys, certificate, configuration), start
 #                         it, and register a TOTP key for each demo user who has none
+#                         (a provider left up that does not answer is stopped and started again)
 #   sso.sh stop | status
+#   sso.sh check          load every Perl module the configuration needs; say which is missing
 #   sso.sh code USER      USER's TOTP code now (from the key registered for them by start)
 #   sso.sh secret USER    USER's TOTP key as an otpauth:// URI, for an authenticator app
 set -euo pipefail
@@ -99,9 +101,43 @@ EOF
     ip netns exec gpp-sso sysctl -qw net.ipv4.ip_unprivileged_port_start=443
 }
 
+answers() {  # the provider's discovery document, within 5 s
+    curl -fsS --max-time 5 --cacert "$CA" "${URL}.well-known/openid-configuration" >/dev/null 2>&1
+}
+
+check() {
+    command -v llng-fastcgi-server >/dev/null || die "LemonLDAP::NG is not installed (install.sh)"
+    local modules failed
+    mapfile -t modules < <(python3 "$HERE/sso_config.py" --modules)
+    # One Perl for all of them; a failure's first line, with the file Perl could not find.
+    failed=$(perl -e 'for my $m (@ARGV) { eval "require $m; 1" and next;
+        my ($first) = split /\n/, $@; print "$m\t$first\n" }' "${modules[@]}")
+    [ -z "$failed" ] && return
+    local module why file
+    while IFS=$'\t' read -r module why; do
+        file=$(grep -oE "Can't locate [^ ]+\.pm" <<<"$why" | cut -d' ' -f3 || true)
+        if [ -n "$file" ]; then
+            # Debian names a module's package after it: IO/Socket/Timeout.pm, libio-socket-timeout-perl.
+            printf '[sso] %s does not load: %s is missing (Debian package: probably lib%s-perl;' \
+                "$module" "$file" "$(tr '/A-Z' '-a-z' <<<"${file%.pm}")" >&2
+            printf ' apt-file search %s names it)\n' "$file" >&2
+        else
+            printf '[sso] %s does not load: %s\n' "$module" "$why" >&2
+        fi
+    done <<<"$failed"
+    die "LemonLDAP::NG cannot start without these; install them (apt-get install) and run this again"
+}
+
 start() {
     bash "$HERE/hosts.sh" up >/dev/null
+    check
     prepare
+    # Left up by an earlier start that failed (a module missing then, say): it keeps its failed
+    # start until it is started again.
+    if { alive "$DIR/run/llng.pid" || alive "$DIR/run/nginx.pid"; } && ! answers; then
+        say "a provider is up but does not answer its discovery document: stopping it and starting it again"
+        stop >/dev/null
+    fi
     if ! alive "$DIR/run/llng.pid"; then
         as_account env LLNG_DEFAULTCONFFILE="$DIR/lemonldap-ng.ini" \
             LLNG_DEFAULTLOGGER=Lemonldap::NG::Common::Logger::Std \
@@ -111,12 +147,11 @@ start() {
     for _ in $(seq 100); do [ -S "$DIR/run/llng.sock" ] && break; sleep 0.1; done
     [ -S "$DIR/run/llng.sock" ] || die "the FastCGI server did not start ($LOG_DIR/portal.log)"
     alive "$DIR/run/nginx.pid" || as_account nginx -c "$DIR/nginx.conf" -p "$DIR" 2>>"$DIR/log/nginx-error.log"
-    for _ in $(seq 100); do
-        curl -fsS --cacert "$CA" "${URL}.well-known/openid-configuration" >/dev/null 2>&1 && break
-        sleep 0.2
-    done
-    curl -fsS --cacert "$CA" "${URL}.well-known/openid-configuration" >/dev/null ||
+    for _ in $(seq 100); do answers && break; sleep 0.2; done
+    if ! answers; then
+        grep -F '[error]' "$LOG_DIR/portal.log" 2>/dev/null | tail -3 | sed 's/^/[sso] its log: /' >&2
         die "$URL does not answer ($LOG_DIR/portal.log, $DIR/log)"
+    fi
     say "LemonLDAP::NG at $URL (host sso), users from LDAP, TOTP required, OIDC client $CLIENT_ID"
     register_demo_users
 }
@@ -141,8 +176,10 @@ stop() {
             for _ in $(seq 50); do alive "$pidfile" || break; sleep 0.1; done
         fi
     done
-    # The FastCGI server's workers end with their manager; none may stay.
-    pkill -u "$ACCOUNT" 2>/dev/null || true
+    # The FastCGI server's workers end with their manager; none may stay. Only this machine's:
+    # a Debian root beside it (deploy/local/debian_root.sh) may run a provider of its own as an
+    # account of the same uid.
+    pkill --ns $$ --nslist pid -u "$ACCOUNT" 2>/dev/null || true
     rm -f "$DIR/run/"*.pid "$DIR/run/llng.sock"
     say "stopped"
 }
@@ -171,8 +208,9 @@ print(pyotp.TOTP(open(sys.argv[1]).read().strip()).provisioning_uri(sys.argv[2],
 case "${1:-}" in
     start) start ;;
     stop) stop ;;
+    check) check ;;
     status) status ;;
     code) code "${2:-}" ;;
     secret) secret "${2:-}" ;;
-    *) die "usage: $0 start|stop|status|code USER|secret USER" ;;
+    *) die "usage: $0 start|stop|status|check|code USER|secret USER" ;;
 esac

@@ -13,24 +13,86 @@ lists them. Every value here is one a site would choose, none is a test shortcut
                   --ldap ldaps://ldap:6360/ --ldap-ca FILE
                   --client-id ID --client-secret-file FILE --redirect-uri URL [...]
                   --signing-key FILE --state DIR
+    sso_config.py --modules     the Perl modules that configuration loads, one a line (install.sh
+                                and sso.sh load each once, to say a missing one before the start)
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 BASE = "dc=example,dc=org"
 GROUPS = "ou=groups,dc=example,dc=org"
+PORTAL = "Lemonldap::NG::Portal::"
 
 
-def configuration(args: argparse.Namespace) -> dict[str, object]:
+@dataclass(frozen=True)
+class Keys:
+    """The configuration's secrets, read from their files (left empty for --modules)."""
+
+    private_key: str = ""
+    public_key: str = ""
+    client_secret: str = ""
+
+
+def read_keys(args: argparse.Namespace) -> Keys:
+    return Keys(
+        private_key=Path(args.signing_key).read_text(),
+        public_key=Path(args.signing_key + ".pub").read_text(),
+        client_secret=Path(args.client_secret_file).read_text().strip(),
+    )
+
+
+def perl_modules(config: Mapping[str, object]) -> list[str]:
+    """The modules LemonLDAP::NG loads by name for this configuration, and the FastCGI server's.
+
+    The portal loads each at its start; one that fails (a Perl module missing beneath it) stops
+    the whole portal, which then answers every page with an error.
+    """
+    auth = str(config["authentication"])
+    user_db = auth if config["userDB"] == "Same" else str(config["userDB"])
+    modules = [
+        f"{PORTAL}Main",
+        f"{PORTAL}Auth::{auth}",
+        f"{PORTAL}UserDB::{user_db}",
+        f"{PORTAL}Password::{config['passwordDB']}",
+    ]
+    # Loaded by every portal, whatever else is on: the second-factor engine and the captcha
+    # (GD::SecurityImage drawn with Image::Magick), "::" standing for the portal's namespace.
+    for key, default in (
+        ("sfEngine", "::2F::Engines::Default"),
+        ("captcha", "::Captcha::SecurityImage"),
+    ):
+        name = str(config.get(key) or default)
+        modules.append(f"{PORTAL}{name[2:]}" if name.startswith("::") else name)
+    if config.get("totp2fActivation"):
+        modules.append(f"{PORTAL}2F::TOTP")
+        if config.get("totp2fSelfRegistration"):
+            modules.append(f"{PORTAL}2F::Register::TOTP")
+    if config.get("issuerDBOpenIDConnectActivation"):
+        modules.append(f"{PORTAL}Issuer::OpenIDConnect")
+    if config.get("bruteForceProtection"):
+        modules.append(f"{PORTAL}Plugins::BruteForceProtection")
+    if config.get("loginHistoryEnabled"):
+        modules.append(f"{PORTAL}Plugins::History")
+    modules += [str(config[key]) for key in ("globalStorage", "persistentStorage")]
+    modules.append(str(config["localSessionStorage"]))
+    # llng-fastcgi-server: Plack's FastCGI handler with a process manager.
+    modules += ["Plack::Handler::FCGI", "FCGI::ProcManager"]
+    return list(dict.fromkeys(modules))
+
+
+def configuration(args: argparse.Namespace, keys: Keys) -> dict[str, object]:
     state = Path(args.state)
-    private_key = Path(args.signing_key).read_text()
-    public_key = Path(args.signing_key + ".pub").read_text()
-    secret = Path(args.client_secret_file).read_text().strip()
+    private_key = keys.private_key
+    public_key = keys.public_key
+    secret = keys.client_secret
     client = args.client_id
     return {
         "cfgNum": 1,
@@ -157,19 +219,27 @@ def configuration(args: argparse.Namespace) -> dict[str, object]:
 
 
 def main() -> None:
+    modules = "--modules" in sys.argv[1:]
+    # With --modules nothing is read or written: every other option keeps a stand-in value.
+    needed = not modules
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--portal", required=True)
-    parser.add_argument("--domain", required=True, help="its cookies' domain, e.g. example.org")
-    parser.add_argument("--ldap", required=True)
-    parser.add_argument("--ldap-ca", required=True)
-    parser.add_argument("--client-id", required=True)
-    parser.add_argument("--client-secret-file", required=True)
-    parser.add_argument("--redirect-uri", action="append", required=True)
+    parser.add_argument("--modules", action="store_true", help="print the Perl modules it loads")
+    parser.add_argument("--portal", required=needed, default="https://sso.example.org/")
+    parser.add_argument("--domain", required=needed, help="its cookies' domain, e.g. example.org")
+    parser.add_argument("--ldap", required=needed)
+    parser.add_argument("--ldap-ca", required=needed)
+    parser.add_argument("--client-id", required=needed, default="client")
+    parser.add_argument("--client-secret-file", required=needed)
+    parser.add_argument("--redirect-uri", action="append", required=needed, default=[])
     parser.add_argument("--logout-uri", action="append", default=[])
-    parser.add_argument("--signing-key", required=True, help="PEM; its public key in FILE.pub")
+    parser.add_argument("--signing-key", required=needed, help="PEM; its public key in FILE.pub")
     parser.add_argument("--issuer-name", default="GPU portal")
-    parser.add_argument("--state", required=True)
-    print(json.dumps(configuration(parser.parse_args()), indent=1, sort_keys=True))
+    parser.add_argument("--state", required=needed, default="/nonexistent")
+    args = parser.parse_args()
+    if modules:
+        print("\n".join(perl_modules(configuration(args, Keys()))))
+        return
+    print(json.dumps(configuration(args, read_keys(args)), indent=1, sort_keys=True))
 
 
 if __name__ == "__main__":

@@ -17,15 +17,15 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from tests.hubproc import REPO, Hub, state_dir, wait_for
+from tests.hubproc import LOCAL_STATE, REPO, Hub, state_dir, wait_for
 from tests.integration.conftest import cancel_user_jobs
 from tests.integration.test_docs_screenshots import folder
 from tests.integration.test_preflight import preflight
 from tests.sso import (
-    PASSWORDS,
     PROVIDER,
-    code,
+    SSO_SH,
     sign_in,
+    sign_in_in_browser,
     start_provider,
     submit_form,
     wrong_code,
@@ -84,19 +84,8 @@ def sign_in_page(
     page.set_default_timeout(30_000)
     page.hosts = set()
     page.on("request", lambda request: page.hosts.add(urlsplit(request.url).hostname))
-    page.goto(f"{hub.url}/hub/login")
-    if shots:
-        page.screenshot(path=str(shots / SSO_SHOTS[0]))
-    page.click("text=Sign in with single sign-on")
-    page.wait_for_url(f"{PROVIDER}/**")
-    page.fill("input[name=user]", user)
-    page.fill("input[name=password]", PASSWORDS[user])
-    page.click("button[type=submit]")
-    page.wait_for_selector("input[name=code]")
-    if shots:
-        page.screenshot(path=str(shots / SSO_SHOTS[1]))
-    page.fill("input[name=code]", totp or code(user))
-    page.click("button[type=submit]")
+    paths = [shots / name for name in SSO_SHOTS[:2]] if shots else None
+    sign_in_in_browser(page, hub.url, user, totp, paths)
     page.wait_for_load_state()
     return page
 
@@ -284,6 +273,23 @@ def test_a_provider_that_does_not_answer_gets_a_page_saying_so_within_5_s(
         30,
         "the provider to answer again",
     )
+
+
+def test_a_provider_left_up_but_not_answering_is_started_again(sso_hub: Hub) -> None:
+    """What a failed `make demo` left (issue 53): nginx up, the portal behind it not answering.
+    `sso.sh start` used to take it as running; a second `make demo` must bring it up."""
+    pid_file = LOCAL_STATE / "sso" / "run" / "llng.pid"
+    subprocess.run(["kill", pid_file.read_text().strip()], check=True, timeout=10)
+    discovery = f"{PROVIDER}/.well-known/openid-configuration"
+    wait_for(lambda: not requests.get(discovery, timeout=5).ok, 10, "the provider to fail")
+    started = subprocess.run(
+        ["bash", str(SSO_SH), "start"], capture_output=True, text=True, timeout=120
+    )
+    assert started.returncode == 0, started.stderr
+    assert "does not answer its discovery document: stopping it and starting it again" in (
+        started.stdout
+    )
+    assert requests.get(discovery, timeout=5).ok
 
 
 def test_the_preflight_checks_the_provider_and_the_client_secret(sso_hub: Hub) -> None:
