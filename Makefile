@@ -53,13 +53,15 @@ status:
 test:
 	@VENV=$(VENV) CODE="$(CODE)" bash tests/make_test.sh $(PYTEST_ARGS)
 
-# The quick loop beside `make test` (a few minutes less than 3 on 2 cores): lint, types and
-# the unit tests, which need no cluster. Installs first where nothing is installed yet.
+# The quick loop beside `make test` (under a minute on 2 cores): lint, types and the unit tests
+# that neither build (the docs, a wheel) nor start processes (marked `builds`: make test runs
+# them). Installs first where nothing is installed yet.
 check:
 	@[ -x $(VENV)/bin/pytest ] || bash deploy/local/install.sh --test
 	@$(VENV)/bin/ruff check $(CODE) && $(VENV)/bin/ruff format --check $(CODE)
 	@$(MAKE) --no-print-directory typecheck
-	@$(VENV)/bin/python -m pytest -q -p no:cacheprovider tests/unit $(PYTEST_ARGS)
+	@$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not builds" -o addopts="--durations=5" \
+		tests/unit $(PYTEST_ARGS)
 
 # The docs site (docs/) into docs/_build/html, which the portal serves at
 # /services/portal/manual/ (deploy/local/docs.sh: warnings are errors, every link lands).

@@ -12,6 +12,10 @@ import pytest
 # docker-compose.yml's stack with podman (tests/compose): a part of make test of its own, after
 # the lanes (tests/make_test.sh), never collected with them.
 collect_ignore = [] if os.environ.get("PORTAL_COMPOSE_TEST") == "1" else ["compose"]
+# The smoke of `make demo` on a machine made from nothing (tests/fresh): run by tests/fresh.sh
+# in that machine, against its demo, never with the lanes.
+if os.environ.get("PORTAL_FRESH_SMOKE") != "1":
+    collect_ignore.append("fresh")
 
 LANES = ("first", "second")
 

@@ -1,41 +1,46 @@
 #!/usr/bin/env bash
-# make test's Debian 13 part: the Slurm-facing integration tests (tests/debian13-tests.txt) on
-# Debian 13 with Slurm 24.11, in the root that deploy/local/debian13.sh holds beside this Debian
-# 12 machine (its own processes and network: the Debian 12 cluster and tests go on meanwhile).
-#   tests/debian13.sh prepare   make the root and run install.sh --test in it (its log:
-#                               /var/lib/portal-debian13/install.log); make test runs it in the
-#                               background while the Debian 12 lanes run
+# make test's Debian 13 part, in a Debian 13 root made from nothing (deploy/local/debian_root.sh
+# fresh13) beside this Debian 12 machine (its own processes and network: the Debian 12 cluster
+# and tests go on meanwhile):
+#   tests/debian13.sh prepare   the fresh-machine lane (tests/fresh.sh 13: `make demo` as the
+#                               README says, the smoke, `make stop`), then install.sh --test in
+#                               the same root (its log: /var/lib/portal-fresh13/install.log);
+#                               make test runs it in the background while the Debian 12 lanes run
 #   tests/debian13.sh test [--after DIR]
-#                               in the root: the cluster, HTTPS, PostgreSQL, then both lanes
-#                               (tests/lanes.sh) on those tests; stops it all afterwards. With
-#                               --after (a folder of the root), each lane starts once DIR/<lane>
-#                               exists: make test's Debian 12 lane of the same users has ended
+#                               in the root, its uplink ended: the cluster, HTTPS, PostgreSQL, then
+#                               both lanes (tests/lanes.sh) on the Slurm-facing integration tests
+#                               (tests/debian13-tests.txt) on Slurm 24.11; stops it all afterwards.
+#                               With --after (a folder of the root), each lane starts once
+#                               DIR/<lane> exists: make test's Debian 12 lane of the same users
+#                               has ended
 set -uo pipefail
 cd "$(dirname "$0")/.."
-D13=deploy/local/debian13.sh
-LOG=${PORTAL_DEBIAN13_DIR:-/var/lib/portal-debian13}/install.log
+D13=(deploy/local/debian_root.sh fresh13)
+LOG=${PORTAL_FRESH13_DIR:-/var/lib/portal-fresh13}/install.log
 
 case "${1:-}" in
     prepare)
-        mkdir -p "$(dirname "$LOG")"
+        bash tests/fresh.sh 13 --keep || exit 1
         {
-            bash "$D13" up && bash "$D13" online bash deploy/local/install.sh --test
+            bash "${D13[@]}" up && bash "${D13[@]}" run bash deploy/local/install.sh --test
         } >"$LOG" 2>&1
         rc=$?
-        [ "$rc" = 0 ] || { echo "[debian13] the install failed (exit $rc); its last lines:"; tail -30 "$LOG"; }
+        [ "$rc" = 0 ] || { echo "[debian13] install.sh --test failed (exit $rc); its last lines:"; tail -30 "$LOG"; }
         exit "$rc"
         ;;
     test)
         after=""
         [ "${2:-}" = --after ] && after=${3:?--after needs a folder}
-        bash "$D13" up >/dev/null || exit 1
+        bash "${D13[@]}" up >/dev/null || exit 1
+        # The tests reach nothing outside the root: its installs are done.
+        bash "${D13[@]}" uplink-off
         tests=$(grep -v '^#' tests/debian13-tests.txt)
         # shellcheck disable=SC2086  # one path a word
-        bash "$D13" run bash -c 'bash tests/services.sh &&
+        bash "${D13[@]}" run bash -c 'bash tests/services.sh &&
             LANES_AFTER_DIR="$0" bash tests/lanes.sh /opt/gpuportal/venv/bin/python "$@"' "$after" $tests
         rc=$?
-        bash "$D13" down >/dev/null 2>&1
+        bash "${D13[@]}" down >/dev/null 2>&1
         exit "$rc"
         ;;
-    *) sed -n '2,10p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,16p' "$0" >&2; exit 2 ;;
 esac

@@ -1,29 +1,52 @@
 #!/usr/bin/env bash
-# A Debian 13 (trixie, Slurm 24.11, Python 3.13) machine inside this one, for trying and testing
-# the product there without upgrading this machine: a root made with debootstrap, and a process
-# that holds it with namespaces of its own (mounts, process ids, network), as a container would.
-# Its processes cannot see this machine's, its network is its own (the cluster's hosts, the hub
-# and the browser run inside it, beside a Debian 12 cluster of the same names and addresses on
-# this machine), and the project is copied into it at this checkout's path, where the README's
-# commands run unchanged.
-#   debian13.sh up             make the root (once), start the holder, copy the checkout in
-#   debian13.sh run CMD...     run CMD in it, in the checkout's copy, as root (its own network)
-#   debian13.sh online CMD...  the same with this machine's network (installs: apt, PyPI, npm)
-#   debian13.sh sync           copy the checkout in again (what changed)
-#   debian13.sh down           `make stop` in it, then end every process it holds
-#   debian13.sh remove         down, then delete the root
-# Needs debootstrap and rsync (Debian packages: this script installs them when missing).
+# A Debian machine inside this one, made from nothing by debootstrap, for trying and testing the
+# product on another Debian, or on a fresh one, without touching this machine: a root, and a
+# process that holds it with namespaces of its own (mounts, process ids, network), as a
+# container would. Its processes cannot see this machine's, its network is its own (the
+# cluster's hosts, the hub and the browser run inside it, beside a cluster of the same names
+# and addresses on this machine), and the project is copied into it at this checkout's path,
+# where the README's commands run unchanged. NAME says which:
+#   debian13   Debian 13 (trixie, Slurm 24.11): make test's Debian 13 part (tests/debian13.sh);
+#              kept between runs; its own network has no way out (installs use `online`)
+#   fresh12    Debian 12 (bookworm) and
+#   fresh13    Debian 13, for make test's fresh-machine lanes (tests/fresh.sh): made anew each
+#              run; their own network reaches the package registries through a user-mode
+#              uplink (slirp4netns, as rootless podman's), so that `make demo` runs there as
+#              written, cluster and all, and nothing of it touches this machine's network
+#
+#   debian_root.sh NAME up             make the root (once), start the holder, copy the checkout
+#   debian_root.sh NAME new            remove the root, then up: a root from nothing
+#   debian_root.sh NAME run CMD...     run CMD in it, in the checkout's copy, as root (its network)
+#   debian_root.sh NAME online CMD...  the same with this machine's network (installs)
+#   debian_root.sh NAME sync           copy the checkout in again (what changed)
+#   debian_root.sh NAME uplink-off     end the uplink (tests after the installs reach nothing)
+#   debian_root.sh NAME down           `make stop` in it, then end every process it holds
+#   debian_root.sh NAME remove         down, then delete the root
+# The fresh roots' downloads (apt's archives, pip's and npm's caches) are kept in
+# /var/cache/gpuportal-roots/NAME between runs, as a site's package mirror would be: the
+# registries' files only; nothing installed is carried over (PORTAL_ROOT_CACHE=0: none).
+# Needs debootstrap, rsync and slirp4netns (Debian packages: installed when missing).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-TOP=${PORTAL_DEBIAN13_DIR:-/var/lib/portal-debian13}
+NAME=${1:-}
+shift || true
+case "$NAME" in
+    debian13) SUITE=trixie TOP=${PORTAL_DEBIAN13_DIR:-/var/lib/portal-debian13} UPLINK=0 ;;
+    fresh12) SUITE=bookworm TOP=${PORTAL_FRESH12_DIR:-/var/lib/portal-fresh12} UPLINK=1 ;;
+    fresh13) SUITE=trixie TOP=${PORTAL_FRESH13_DIR:-/var/lib/portal-fresh13} UPLINK=1 ;;
+    *) sed -n '2,31p' "$0" >&2; exit 2 ;;
+esac
 ROOT=$TOP/root
 HOLDER=$TOP/holder.pid
-NETNS=gpp-debian13  # the holder's network namespace, on this machine's /run/netns
+SLIRP=$TOP/uplink.pid
+NETNS=gpp-$NAME  # the holder's network namespace, on this machine's /run/netns
 MIRROR=${PORTAL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+CACHE=/var/cache/gpuportal-roots/$NAME
+[ "$UPLINK" = 1 ] && [ "${PORTAL_ROOT_CACHE:-1}" = 1 ] || CACHE=""
 
-say() { printf '[debian13] %s\n' "$*"; }
-die() { printf '[debian13] error: %s\n' "$*" >&2; exit 1; }
+say() { printf '[%s] %s\n' "$NAME" "$*"; }
+die() { printf '[%s] error: %s\n' "$NAME" "$*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root"
 
 holder_pid() {  # the holder's pid, when it runs
@@ -34,7 +57,7 @@ holder_pid() {  # the holder's pid, when it runs
 
 make_root() {
     local missing=()
-    for tool in debootstrap rsync; do command -v "$tool" >/dev/null || missing+=("$tool"); done
+    for tool in debootstrap rsync $([ "$UPLINK" = 1 ] && echo slirp4netns); do command -v "$tool" >/dev/null || missing+=("$tool"); done
     if [ "${#missing[@]}" -gt 0 ]; then
         say "apt packages: ${missing[*]}"
         # With the package lists fetched first where this machine has none yet.
@@ -46,19 +69,19 @@ make_root() {
     # A folder without a system (files written into it before a root was made): no mounts can
     # be under it, since the holder runs only on a made root.
     [ -d "$ROOT" ] && ! holder_pid && rm -rf --one-file-system "$ROOT"
-    say "Debian 13 root at $ROOT (debootstrap, about half a minute)"
+    say "Debian $SUITE root at $ROOT (debootstrap, about half a minute)"
     rm -rf --one-file-system "$ROOT.partial"
     mkdir -p "$TOP"
-    debootstrap --variant=minbase trixie "$ROOT.partial" "$MIRROR" >"$TOP/debootstrap.log" 2>&1 ||
+    debootstrap --variant=minbase "$SUITE" "$ROOT.partial" "$MIRROR" >"$TOP/debootstrap.log" 2>&1 ||
         die "debootstrap failed; its log: $TOP/debootstrap.log"
     cat >"$ROOT.partial/etc/apt/sources.list" <<EOF
-deb $MIRROR trixie main
-deb $MIRROR trixie-updates main
-deb ${MIRROR%/debian}/debian-security trixie-security main
+deb $MIRROR $SUITE main
+deb $MIRROR $SUITE-updates main
+deb ${MIRROR%/debian}/debian-security $SUITE-security main
 EOF
     # debootstrap leaves /etc/hosts empty; the cluster's script adds its hosts' names.
     printf '127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n' >"$ROOT.partial/etc/hosts"
-    echo debian13 >"$ROOT.partial/etc/hostname"
+    echo "$NAME" >"$ROOT.partial/etc/hostname"
     mv "$ROOT.partial" "$ROOT"
 }
 
@@ -77,30 +100,75 @@ start_holder() {
     # a mount namespace of its own (the root's mounts stay out of this machine's table, and
     # go with it), chrooted into the root. `run` enters all of them with nsenter. As pid 1 it
     # adopts orphans: bash reaps them (a bare sleep would leave them as zombies).
-    ip netns exec "$NETNS" unshare --pid --fork --mount --propagation private --kill-child \
+    # A fresh root's downloads: kept outside it, bound into it (CACHE_MOUNTS).
+    local caches=""
+    if [ -n "$CACHE" ]; then
+        mkdir -p "$CACHE/apt" "$CACHE/pip" "$CACHE/npm"
+        caches=$CACHE
+    fi
+    # nsenter, not ip-netns exec: that one mounts a /sys of its own, without this machine's
+    # cgroup filesystems, and podman's runc (the demo's session image) needs them.
+    nsenter --net="/run/netns/$NETNS" unshare --pid --fork --mount --propagation private --kill-child \
         /bin/sh -c '
-            root=$1
-            # A mount point of its own: ip-netns makes "/" a slave mount, which needs one.
+            root=$1 caches=$2 uplink=$3
+            # A mount point of its own, for the chroot.
             mount --bind "$root" "$root"
             mount -t proc proc "$root/proc"
-            mount --rbind /sys "$root/sys"
+            # The network namespace'"'"'s own /sys (its interfaces), with the cgroup tree.
+            mount -t sysfs sysfs "$root/sys"
+            mount --rbind /sys/fs/cgroup "$root/sys/fs/cgroup"
             mount --rbind /dev "$root/dev"
             mount -t tmpfs -o mode=0755 tmpfs "$root/run"
             mkdir -p "$root/tmp" && chmod 1777 "$root/tmp"
-            cp /etc/resolv.conf "$root/etc/resolv.conf"
+            if [ -n "$caches" ]; then
+                mkdir -p "$root/var/cache/apt/archives" "$root/root/.cache/pip" "$root/root/.npm"
+                mount --bind "$caches/apt" "$root/var/cache/apt/archives"
+                mount --bind "$caches/pip" "$root/root/.cache/pip"
+                mount --bind "$caches/npm" "$root/root/.npm"
+            fi
+            # With the uplink, names are asked of its resolver, which asks this machine.
+            if [ "$uplink" = 1 ]; then echo "nameserver 10.0.2.3" >"$root/etc/resolv.conf"
+            else cp /etc/resolv.conf "$root/etc/resolv.conf"; fi
             exec chroot "$root" /bin/bash -c "trap exit TERM; while :; do sleep 600 & wait; done"
-        ' holder "$ROOT" </dev/null >/dev/null 2>&1 &
+        ' holder "$ROOT" "$caches" "$UPLINK" </dev/null >/dev/null 2>&1 &
     local unshare=$! pid
     for _ in $(seq 50); do
         pid=$(pgrep -P "$unshare" | head -1) || true
         if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/root")" = "$ROOT" ]; then
             echo "$pid" >"$HOLDER"
             say "holder started (pid $pid, network namespace $NETNS)"
+            [ "$UPLINK" = 1 ] && start_uplink
             return
         fi
         sleep 0.1
     done
     die "the holder did not start"
+}
+
+uplink_pid() { local pid; pid=$(cat "$SLIRP" 2>/dev/null) && [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"; }
+
+start_uplink() {
+    # slirp4netns: a tap device in the root's network namespace, its traffic sent on by this
+    # process as this machine's own connections (no bridge, route or firewall rule here). The
+    # root gets 10.0.2.100 behind 10.0.2.2, names from 10.0.2.3; this machine's loopback stays
+    # out of its reach.
+    uplink_pid >/dev/null && return
+    setsid slirp4netns --configure --mtu=65520 --disable-host-loopback \
+        --netns-type=path "/run/netns/$NETNS" tap0 </dev/null >"$TOP/uplink.log" 2>&1 &
+    echo $! >"$SLIRP"
+    for _ in $(seq 50); do
+        ip -n "$NETNS" -4 addr show tap0 2>/dev/null | grep -q 10.0.2.100 && { say "uplink up (slirp4netns)"; return; }
+        sleep 0.1
+    done
+    die "the uplink did not start ($TOP/uplink.log)"
+}
+
+stop_uplink() {
+    local pid
+    pid=$(uplink_pid) || { rm -f "$SLIRP"; return 0; }
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 30); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    rm -f "$SLIRP"
 }
 
 trust_local_cas() {
@@ -117,13 +185,14 @@ trust_local_cas() {
 
 sync_checkout() {  # the checkout's files, without what git ignores (builds stay the root's own)
     mkdir -p "$ROOT$REPO"
-    rsync -a --delete --filter=':- .gitignore' --exclude=.git "$REPO/" "$ROOT$REPO/"
+    # With its .git, as a clone has it (the session image is built from the files git lists).
+    rsync -a --delete --filter=':- .gitignore' "$REPO/" "$ROOT$REPO/"
 }
 
 enter() {  # enter NETWORK CMD...: NETWORK is own (the holder's) or online (this machine's)
     local network=$1
     shift
-    holder_pid || die "not running: debian13.sh up"
+    holder_pid || die "not running: debian_root.sh $NAME up"
     local flags=(--target "$(cat "$HOLDER")" --pid --mount --root --wd)
     [ "$network" = own ] && flags+=(--net)
     # A clean environment, as a login would give; CI and the PORTAL_ settings pass through.
@@ -140,6 +209,7 @@ enter() {  # enter NETWORK CMD...: NETWORK is own (the holder's) or online (this
 stop_holder() {
     holder_pid || { rm -f "$HOLDER"; return 0; }
     enter own make --no-print-directory stop || say "make stop failed; ending its processes"
+    stop_uplink
     kill "$(cat "$HOLDER")" 2>/dev/null || true
     for _ in $(seq 50); do holder_pid || break; sleep 0.1; done
     rm -f "$HOLDER"
@@ -147,22 +217,28 @@ stop_holder() {
     say "stopped"
 }
 
+remove_root() {
+    stop_holder
+    rm -rf --one-file-system "$ROOT" "$ROOT.partial"
+    say "removed $ROOT"
+}
+
+up() {
+    make_root
+    name_this_machine
+    start_holder
+    trust_local_cas
+    sync_checkout
+}
+
 case "${1:-}" in
-    up)
-        make_root
-        name_this_machine
-        start_holder
-        trust_local_cas
-        sync_checkout
-        ;;
+    up) up ;;
+    new) remove_root && up ;;
     run) shift; enter own "$@" ;;
     online) shift; enter online "$@" ;;
     sync) sync_checkout ;;
+    uplink-off) stop_uplink ;;
     down) stop_holder ;;
-    remove)
-        stop_holder
-        rm -rf --one-file-system "$ROOT" "$ROOT.partial"
-        say "removed $ROOT"
-        ;;
-    *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+    remove) remove_root ;;
+    *) sed -n '2,31p' "$0" >&2; exit 2 ;;
 esac

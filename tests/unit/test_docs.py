@@ -29,6 +29,9 @@ from gpuportal_reference import (  # noqa: E402
     settings_rows,
 )
 
+# Builds or starts processes: make test runs it, make check leaves it out (issue 53).
+pytestmark = pytest.mark.builds
+
 # As `make docs` builds: warnings are errors, every reference must resolve.
 SPHINX_CHECKS = ("-W", "--keep-going", "-n", "-q", "-b", "html")
 

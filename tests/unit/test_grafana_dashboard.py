@@ -15,6 +15,9 @@ import pytest
 import gpuportal_spawner.metrics
 from gpuportal_portal import metrics as portal_metrics
 
+# Builds or starts processes: make test runs it, make check leaves it out (issue 53).
+pytestmark = pytest.mark.builds
+
 DASHBOARD = Path(__file__).resolve().parents[2] / "deploy" / "grafana" / "gpuportal-dashboard.json"
 EXPORTED = {
     "gpuportal_slurm_calls_total",

@@ -15,6 +15,9 @@ import pytest
 
 from tests.golden_jobs import GOLDEN_CASES, golden_path
 
+# Builds or starts processes: make test runs it, make check leaves it out (issue 53).
+pytestmark = pytest.mark.builds
+
 REPO = Path(__file__).resolve().parents[2]
 # Modules a software environment must not need to carry.
 FORBIDDEN = {"gpuportal_spawner", "gpuportal_portal", "gpuportal_core", "fastapi",

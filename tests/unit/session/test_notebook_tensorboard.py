@@ -15,6 +15,9 @@ import pytest
 import gpuportal_session
 from gpuportal_session.notebook_tensorboard import board_html
 
+# Builds or starts processes: make test runs it, make check leaves it out (issue 53).
+pytestmark = pytest.mark.builds
+
 STARTUP = Path(gpuportal_session.__file__).parent / "ipython_startup.py"
 Info = namedtuple("Info", "port logdir")
 

@@ -15,6 +15,9 @@ import pytest
 
 from gpuportal_session.singleuser import report_port
 
+# Builds or starts processes: make test runs it, make check leaves it out (issue 53).
+pytestmark = pytest.mark.builds
+
 
 class _Recorder(BaseHTTPRequestHandler):
     seen: ClassVar[list[tuple[str, str, bytes]]] = []
