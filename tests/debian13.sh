@@ -6,13 +6,12 @@
 #                               README says, the smoke, `make stop`), then install.sh --test in
 #                               the same root (its log: /var/lib/portal-fresh13/install.log);
 #                               make test runs it in the background while the Debian 12 lanes run
-#   tests/debian13.sh test [--after DIR]
-#                               in the root, its uplink ended: the cluster, HTTPS, PostgreSQL, then
+#   tests/debian13.sh test      in the root, its uplink ended: the cluster, HTTPS, PostgreSQL, then
 #                               both lanes (tests/lanes.sh) on the Slurm-facing integration tests
 #                               (tests/debian13-tests.txt) on Slurm 24.11; stops it all afterwards.
-#                               With --after (a folder of the root), each lane starts once
-#                               DIR/<lane> exists: make test's Debian 12 lane of the same users
-#                               has ended
+#                               make test runs it beside the Debian 12 lanes: the root's processes
+#                               are apart, and the lanes look for a user's processes in their own
+#                               pid namespace only (tests/own_processes.py)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 D13=(deploy/local/debian_root.sh fresh13)
@@ -29,18 +28,16 @@ case "${1:-}" in
         exit "$rc"
         ;;
     test)
-        after=""
-        [ "${2:-}" = --after ] && after=${3:?--after needs a folder}
         bash "${D13[@]}" up >/dev/null || exit 1
         # The tests reach nothing outside the root: its installs are done.
         bash "${D13[@]}" uplink-off
         tests=$(grep -v '^#' tests/debian13-tests.txt)
         # shellcheck disable=SC2086  # one path a word
         bash "${D13[@]}" run bash -c 'bash tests/services.sh &&
-            LANES_AFTER_DIR="$0" bash tests/lanes.sh /opt/gpuportal/venv/bin/python "$@"' "$after" $tests
+            bash tests/lanes.sh /opt/gpuportal/venv/bin/python "$@"' lanes $tests
         rc=$?
         bash "${D13[@]}" down >/dev/null 2>&1
         exit "$rc"
         ;;
-    *) sed -n '2,16p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,15p' "$0" >&2; exit 2 ;;
 esac

@@ -109,7 +109,9 @@ def left_behind() -> list[str]:
         rules = subprocess.run(["iptables", "-t", table, "-S"], capture_output=True, text=True)
         left += [f"iptables {rule}" for rule in rules.stdout.splitlines() if SUBNET in rule]
     conmon = subprocess.run(["pgrep", "-a", "conmon"], capture_output=True, text=True).stdout
-    left += [f"process {line}" for line in conmon.splitlines() if PROJECT in line]
+    # Its containers' conmon, named PROJECT_SERVICE_N; not a session's job container (gpuportal-
+    # job-N, rootless, as alice), which make test may run meanwhile.
+    left += [f"process {line}" for line in conmon.splitlines() if f"-n {PROJECT}_" in line]
     return [line for line in left if line.strip()]
 
 

@@ -16,6 +16,7 @@ import pytest
 from tests.cluster import LDAP_URI
 from tests.hubproc import TEST_USERS, Hub, state_dir, wait_for
 from tests.integration import second_lane
+from tests.own_processes import HERE
 from tests.postgres import fresh_database
 
 HUB_PORT = int(os.environ.get("PORTAL_TEST_HUB_PORT", "8200"))
@@ -230,7 +231,9 @@ def browser() -> Iterator[object]:
 def server_python(user: str) -> str:
     """The Python the user's JupyterLab process runs on, as the job started it."""
     pids = subprocess.run(
-        ["pgrep", "-u", user, "-f", "gpuportal_session.singleuser"], capture_output=True, text=True
+        ["pgrep", *HERE, "-u", user, "-f", "gpuportal_session.singleuser"],
+        capture_output=True,
+        text=True,
     ).stdout.split()
     assert pids, f"no JupyterLab process of {user}"
     command = Path(f"/proc/{pids[0]}/cmdline").read_bytes().split(b"\0")[0].decode()
@@ -241,7 +244,9 @@ def server_python(user: str) -> str:
 def server_environment(user: str) -> dict[str, str]:
     """The environment of the user's JupyterLab process: what their terminals and kernels see."""
     pids = subprocess.run(
-        ["pgrep", "-u", user, "-f", "gpuportal_session.singleuser"], capture_output=True, text=True
+        ["pgrep", *HERE, "-u", user, "-f", "gpuportal_session.singleuser"],
+        capture_output=True,
+        text=True,
     ).stdout.split()
     assert pids, f"no JupyterLab process of {user}"
     raw = Path(f"/proc/{pids[0]}/environ").read_bytes().split(b"\0")

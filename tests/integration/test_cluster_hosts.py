@@ -11,6 +11,7 @@ import pytest
 
 from tests.cluster import MIG_NODES, NODES, STATE, host_of_process, on_host
 from tests.integration.conftest import Hub, server_environment
+from tests.own_processes import HERE
 
 pytestmark = pytest.mark.integration
 
@@ -73,7 +74,7 @@ def test_a_session_runs_on_its_node_and_is_reached_over_the_network(hub: Hub, cl
     assert response.status_code in (201, 202), response.text
     hub.wait_ready(alice, "alice")
     pids = subprocess.run(
-        ["pgrep", "-u", "alice", "-f", "gpuportal_session.singleuser"],
+        ["pgrep", *HERE, "-u", "alice", "-f", "gpuportal_session.singleuser"],
         capture_output=True,
         text=True,
     ).stdout.split()

@@ -29,6 +29,7 @@ from tests.integration.test_environment_pages import PORTAL, errors, form_token
 from tests.integration.test_live_profiles import log_in
 from tests.integration.test_multinode_jobs import JOBS, run_to_the_end, whole_output
 from tests.kernels import run_cell
+from tests.own_processes import ps_of
 
 pytestmark = pytest.mark.integration
 
@@ -85,11 +86,8 @@ def leftovers() -> list[str]:
     JupyterLab) and rootless podman's own (its pause process, `catatonit -P`, which the runner
     ends with her last container; a session bus, which it is told not to start): a job's end
     leaves no process of hers (test_session_apps checks that too)."""
-    processes = subprocess.run(
-        ["ps", "-ww", "-u", "alice", "-o", "pid=,args="], capture_output=True, text=True
-    ).stdout
     return [f"container {name}" for name in alice_containers()] + [
-        f"process {line.strip()}" for line in processes.splitlines()
+        f"process {line.strip()}" for line in ps_of("alice")
     ]
 
 

@@ -26,6 +26,7 @@ from tests.hubproc import REPO
 from tests.integration.conftest import Hub, server_python, wait_for
 from tests.integration.test_environment_spawn import spawn
 from tests.integration.test_live_profiles import log_in
+from tests.own_processes import ps_of
 
 pytestmark = pytest.mark.integration
 
@@ -34,9 +35,7 @@ SHOTS = REPO / "build" / "screenshots"
 
 
 def alice_processes() -> list[str]:
-    return subprocess.run(
-        ["ps", "-ww", "-u", "alice", "-o", "pid=,args="], capture_output=True, text=True
-    ).stdout.splitlines()
+    return ps_of("alice")
 
 
 def alice_jobs() -> list[str]:

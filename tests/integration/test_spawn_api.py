@@ -13,6 +13,7 @@ import pytest
 import requests
 
 from tests.integration.conftest import Hub, user_jobs, wait_for
+from tests.own_processes import HERE
 
 pytestmark = pytest.mark.integration
 
@@ -84,7 +85,7 @@ def test_a_removed_users_cookie_finds_nobody(hub: Hub):
 def _job_token(user: str) -> str:
     """The API token of the user's running JupyterLab, read from its process environment."""
     out = subprocess.run(
-        ["pgrep", "-u", user, "-f", "jupyterhub-singleuser"], capture_output=True, text=True
+        ["pgrep", *HERE, "-u", user, "-f", "jupyterhub-singleuser"], capture_output=True, text=True
     ).stdout.split()
     assert out, f"no JupyterLab process of {user}"
     environ = Path(f"/proc/{out[0]}/environ").read_bytes().split(b"\0")

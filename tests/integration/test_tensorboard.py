@@ -18,6 +18,7 @@ import pytest
 
 from tests.integration.conftest import Hub, wait_for
 from tests.integration.test_live_profiles import log_in
+from tests.own_processes import HERE
 
 pytestmark = pytest.mark.integration
 
@@ -26,7 +27,7 @@ NOTEBOOK = "templates/05-tensorboard-logging.ipynb"
 
 def alice_boards() -> list[str]:
     return subprocess.run(
-        ["pgrep", "-u", "alice", "-f", "gpuportal_session.tensorboard_private"],
+        ["pgrep", *HERE, "-u", "alice", "-f", "gpuportal_session.tensorboard_private"],
         capture_output=True,
         text=True,
     ).stdout.split()

@@ -25,6 +25,7 @@ from tests.integration.faults.helpers import (
     state_of,
 )
 from tests.integration.second_lane import NODES
+from tests.own_processes import HERE
 
 pytestmark = pytest.mark.integration
 
@@ -64,7 +65,9 @@ def node_state(node: str, fields: str = "%T") -> str:
 
 
 def processes_of(user: str, host: str) -> list[str]:
-    pids = subprocess.run(["pgrep", "-u", user], capture_output=True, text=True).stdout.split()
+    pids = subprocess.run(
+        ["pgrep", *HERE, "-u", user], capture_output=True, text=True
+    ).stdout.split()
     return [pid for pid in pids if _on(pid, host)]
 
 

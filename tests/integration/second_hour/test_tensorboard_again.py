@@ -18,6 +18,7 @@ import pytest
 from tests.hubproc import SECOND_LANE_USERS
 from tests.integration.conftest import Hub, user_jobs, wait_for
 from tests.integration.test_live_profiles import log_in
+from tests.own_processes import HERE
 
 pytestmark = pytest.mark.integration
 
@@ -103,7 +104,7 @@ def test_tensorboard_works_again_after_a_killed_session(
 
     # Every process of the session killed at once, as by a node failure or the time limit's
     # SIGKILL: nothing of the job can clean up after itself.
-    subprocess.run(["pkill", "-KILL", "-u", USER], check=True, timeout=20)
+    subprocess.run(["pkill", *HERE, "-KILL", "-u", USER], check=True, timeout=20)
     wait_for(lambda: not user_jobs(USER), 60, "the killed job to end")
     assert folder.is_dir(), "a killed session cannot remove its folder"
     hub.stop_server(hub.login(USER), USER)

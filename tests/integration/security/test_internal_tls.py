@@ -20,6 +20,7 @@ from tests.cluster import NODES, host_of_process
 from tests.hubproc import Hub
 from tests.integration.conftest import user_jobs
 from tests.integration.faults.helpers import spawn
+from tests.own_processes import HERE
 
 pytestmark = pytest.mark.integration
 
@@ -47,7 +48,9 @@ PROBE = textwrap.dedent(
 def lab_of(hub: Hub, user: str) -> tuple[str, int, int]:
     """(node, port, pid) of the user's running JupyterLab, as the hub connected to it."""
     pids = subprocess.run(
-        ["pgrep", "-u", user, "-f", "gpuportal_session.singleuser"], capture_output=True, text=True
+        ["pgrep", *HERE, "-u", user, "-f", "gpuportal_session.singleuser"],
+        capture_output=True,
+        text=True,
     ).stdout.split()
     assert pids, f"no JupyterLab process of {user}"
     node = host_of_process(pids[0])
