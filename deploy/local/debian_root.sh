@@ -6,10 +6,9 @@
 # cluster's hosts, the hub and the browser run inside it, beside a cluster of the same names
 # and addresses on this machine), and the project is copied into it at this checkout's path,
 # where the README's commands run unchanged. NAME says which:
-#   debian13   Debian 13 (trixie, Slurm 24.11): make test's Debian 13 part (tests/debian13.sh);
-#              kept between runs; its own network has no way out (installs use `online`)
 #   fresh12    Debian 12 (bookworm) and
-#   fresh13    Debian 13, for make test's fresh-machine lanes (tests/fresh.sh): made anew each
+#   fresh13    Debian 13 (trixie, Slurm 24.11), for make test's fresh-machine lanes
+#              (tests/fresh.sh) and its Debian 13 part (tests/debian13.sh): made anew each
 #              run; their own network reaches the package registries through a user-mode
 #              uplink (slirp4netns, as rootless podman's), so that `make demo` runs there as
 #              written, cluster and all, and nothing of it touches this machine's network
@@ -32,10 +31,9 @@ REPO=$(cd "$HERE/../.." && pwd)
 NAME=${1:-}
 shift || true
 case "$NAME" in
-    debian13) SUITE=trixie TOP=${PORTAL_DEBIAN13_DIR:-/var/lib/portal-debian13} UPLINK=0 ;;
-    fresh12) SUITE=bookworm TOP=${PORTAL_FRESH12_DIR:-/var/lib/portal-fresh12} UPLINK=1 ;;
-    fresh13) SUITE=trixie TOP=${PORTAL_FRESH13_DIR:-/var/lib/portal-fresh13} UPLINK=1 ;;
-    *) sed -n '2,31p' "$0" >&2; exit 2 ;;
+    fresh12) SUITE=bookworm TOP=${PORTAL_FRESH12_DIR:-/var/lib/portal-fresh12} ;;
+    fresh13) SUITE=trixie TOP=${PORTAL_FRESH13_DIR:-/var/lib/portal-fresh13} ;;
+    *) sed -n '2,29p' "$0" >&2; exit 2 ;;
 esac
 ROOT=$TOP/root
 HOLDER=$TOP/holder.pid
@@ -43,7 +41,7 @@ SLIRP=$TOP/uplink.pid
 NETNS=gpp-$NAME  # the holder's network namespace, on this machine's /run/netns
 MIRROR=${PORTAL_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CACHE=/var/cache/gpuportal-roots/$NAME
-[ "$UPLINK" = 1 ] && [ "${PORTAL_ROOT_CACHE:-1}" = 1 ] || CACHE=""
+[ "${PORTAL_ROOT_CACHE:-1}" = 1 ] || CACHE=""
 
 say() { printf '[%s] %s\n' "$NAME" "$*"; }
 die() { printf '[%s] error: %s\n' "$NAME" "$*" >&2; exit 1; }
@@ -57,7 +55,7 @@ holder_pid() {  # the holder's pid, when it runs
 
 make_root() {
     local missing=()
-    for tool in debootstrap rsync $([ "$UPLINK" = 1 ] && echo slirp4netns); do command -v "$tool" >/dev/null || missing+=("$tool"); done
+    for tool in debootstrap rsync slirp4netns; do command -v "$tool" >/dev/null || missing+=("$tool"); done
     if [ "${#missing[@]}" -gt 0 ]; then
         say "apt packages: ${missing[*]}"
         # With the package lists fetched first where this machine has none yet.
@@ -99,8 +97,8 @@ start_holder() {
     # The holder: pid 1 of a process-id namespace (every process of the root ends with it), in
     # a mount namespace of its own (the root's mounts stay out of this machine's table, and
     # go with it), chrooted into the root. `run` enters all of them with nsenter. As pid 1 it
-    # adopts orphans: bash reaps them (a bare sleep would leave them as zombies).
-    # A fresh root's downloads: kept outside it, bound into it (CACHE_MOUNTS).
+    # adopts orphans: bash reaps them (a bare sleep would leave them as zombies). The root's
+    # downloads are kept outside it and bound into it.
     local caches=""
     if [ -n "$CACHE" ]; then
         mkdir -p "$CACHE/apt" "$CACHE/pip" "$CACHE/npm"
@@ -110,7 +108,7 @@ start_holder() {
     # cgroup filesystems, and podman's runc (the demo's session image) needs them.
     nsenter --net="/run/netns/$NETNS" unshare --pid --fork --mount --propagation private --kill-child \
         /bin/sh -c '
-            root=$1 caches=$2 uplink=$3
+            root=$1 caches=$2
             # A mount point of its own, for the chroot.
             mount --bind "$root" "$root"
             mount -t proc proc "$root/proc"
@@ -126,18 +124,17 @@ start_holder() {
                 mount --bind "$caches/pip" "$root/root/.cache/pip"
                 mount --bind "$caches/npm" "$root/root/.npm"
             fi
-            # With the uplink, names are asked of its resolver, which asks this machine.
-            if [ "$uplink" = 1 ]; then echo "nameserver 10.0.2.3" >"$root/etc/resolv.conf"
-            else cp /etc/resolv.conf "$root/etc/resolv.conf"; fi
+            # Names are asked of the uplink'"'"'s resolver, which asks this machine.
+            echo "nameserver 10.0.2.3" >"$root/etc/resolv.conf"
             exec chroot "$root" /bin/bash -c "trap exit TERM; while :; do sleep 600 & wait; done"
-        ' holder "$ROOT" "$caches" "$UPLINK" </dev/null >/dev/null 2>&1 &
+        ' holder "$ROOT" "$caches" </dev/null >/dev/null 2>&1 &
     local unshare=$! pid
     for _ in $(seq 50); do
         pid=$(pgrep -P "$unshare" | head -1) || true
         if [ -n "$pid" ] && [ "$(readlink "/proc/$pid/root")" = "$ROOT" ]; then
             echo "$pid" >"$HOLDER"
             say "holder started (pid $pid, network namespace $NETNS)"
-            [ "$UPLINK" = 1 ] && start_uplink
+            start_uplink
             return
         fi
         sleep 0.1
