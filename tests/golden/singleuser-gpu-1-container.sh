@@ -14,6 +14,10 @@
 #SBATCH --comment=gpuportal:session:local:alice:
 
 set -eo pipefail
+# Slurm from the session's terminal works as from a login node: srun and salloc pass on the
+# session's whole environment. Else they read this job's --export list (the hub's few
+# variables, no PATH) from SLURM_EXPORT_ENV, and `srun hostname` finds no hostname.
+export SLURM_EXPORT_ENV=ALL
 # The hub's token reaches the job in a file only the user can read, not in the job's environment:
 # Slurm keeps no copy, and a hub restart can renew it while the job waits in the queue. The file
 # stays while the job lives (a requeued job reads it again); the hub removes it when it ends.

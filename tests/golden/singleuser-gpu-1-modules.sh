@@ -14,6 +14,10 @@
 #SBATCH --comment=gpuportal:session:local:alice:
 
 set -eo pipefail
+# Slurm from the session's terminal works as from a login node: srun and salloc pass on the
+# session's whole environment. Else they read this job's --export list (the hub's few
+# variables, no PATH) from SLURM_EXPORT_ENV, and `srun hostname` finds no hostname.
+export SLURM_EXPORT_ENV=ALL
 # The job runs as the user, outside the hub's environment: activate the session's Python.
 source /opt/gpuportal/venv/bin/activate
 # Software environment tools (chosen on the spawn page): modules on top.

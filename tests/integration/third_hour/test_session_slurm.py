@@ -1,0 +1,39 @@
+"""Issue 54, item 1: Slurm from the session's terminal works as on a login node. `srun hostname`
+is what HPC users type first; it printed `execve(): hostname: No such file or directory`, since
+srun inherited the session job's SLURM_EXPORT_ENV (the hub's few variables, no PATH)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.integration.conftest import Hub
+from tests.integration.test_environment_spawn import spawn
+from tests.terminal import Terminal
+
+pytestmark = pytest.mark.integration
+
+
+def test_srun_and_sbatch_from_the_sessions_terminal(hub: Hub, clean: None) -> None:
+    alice = hub.login("alice")
+    spawn(hub, alice, "session")
+    token = hub.api(alice, "POST", "/users/alice/tokens", json={"note": "terminal"}).json()
+    terminal = Terminal(hub.url, "alice", token["token"])
+    try:
+        code, where = terminal.run("hostname")
+        assert code == 0, where
+        # A step of the session's own job, on its node, with the session's PATH.
+        code, output = terminal.run("srun hostname")
+        assert (code, output) == (0, where), output
+        code, output = terminal.run("srun --ntasks=1 python -c 'import sys; print(sys.prefix)'")
+        assert (code, output) == (0, "/opt/gpuportal/venv"), output
+        # A job of its own, waited for: it starts with the terminal's environment too.
+        code, output = terminal.run(
+            "sbatch --wait --parsable --time=2 --gres=gpu:1 -o ~/from-terminal.out "
+            "--wrap 'command -v python; hostname' && cat ~/from-terminal.out",
+            timeout=180,
+        )
+        assert code == 0, output
+        assert "/opt/gpuportal/venv/bin/python" in output.splitlines()
+    finally:
+        terminal.close()
+    hub.stop_server(alice, "alice")
