@@ -7,17 +7,19 @@ from __future__ import annotations
 import pytest
 
 from tests.integration.conftest import Hub
-from tests.integration.test_environment_spawn import spawn
+from tests.integration.third_hour.conftest import USER
 from tests.terminal import Terminal
 
 pytestmark = pytest.mark.integration
 
 
 def test_srun_and_sbatch_from_the_sessions_terminal(hub: Hub, clean: None) -> None:
-    alice = hub.login("alice")
-    spawn(hub, alice, "session")
-    token = hub.api(alice, "POST", "/users/alice/tokens", json={"note": "terminal"}).json()
-    terminal = Terminal(hub.url, "alice", token["token"])
+    user = hub.login(USER)
+    options = {"user_options": {"profile": "gpu-1"}}
+    assert hub.api(user, "POST", f"/users/{USER}/server", json=options).status_code in (201, 202)
+    hub.wait_ready(user, USER)
+    token = hub.api(user, "POST", f"/users/{USER}/tokens", json={"note": "terminal"}).json()
+    terminal = Terminal(hub.url, USER, token["token"])
     try:
         code, where = terminal.run("hostname")
         assert code == 0, where
@@ -36,4 +38,4 @@ def test_srun_and_sbatch_from_the_sessions_terminal(hub: Hub, clean: None) -> No
         assert "/opt/gpuportal/venv/bin/python" in output.splitlines()
     finally:
         terminal.close()
-    hub.stop_server(alice, "alice")
+    hub.stop_server(user, USER)
