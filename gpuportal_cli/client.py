@@ -54,6 +54,19 @@ def _field(problem: dict[str, Any]) -> str:
     return ".".join(str(part) for part in problem.get("loc", [])[1:]) or "request"
 
 
+def untrusted(url: str, error: Exception) -> str:
+    """A TLS failure in words: most often the site's own CA, which this machine lacks."""
+    why = str(error)
+    if "CERTIFICATE_VERIFY_FAILED" in why or "certificate verify failed" in why:
+        return (
+            f"The hub at {url} presents a certificate this machine does not trust. If your site "
+            "has its own certificate authority, add it to the machine's certificates (Debian: "
+            "copy it to /usr/local/share/ca-certificates/NAME.crt, run update-ca-certificates) "
+            "or name its file in REQUESTS_CA_BUNDLE."
+        )
+    return f"No secure connection to the hub at {url}: {why[:200]}"
+
+
 @dataclass
 class Client:
     url: str
@@ -67,6 +80,8 @@ class Client:
             answer = requests.request(
                 method, self.url.rstrip("/") + path, headers=headers, timeout=self.timeout, **kwargs
             )
+        except requests.exceptions.SSLError as error:
+            raise CliError(untrusted(self.url, error)) from None
         except requests.ConnectionError:
             raise CliError(
                 f"Cannot reach the hub at {self.url} (is it up? is --url right?)"

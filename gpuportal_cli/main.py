@@ -12,13 +12,15 @@ Shell completion: eval "$(_GPUPORTAL_COMPLETE=bash_source gpuportal)" (zsh_sourc
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
 import click
+import truststore
 
 from gpuportal_cli import jobs_commands, session_commands
-from gpuportal_cli.client import Client, CliError, find_token
+from gpuportal_cli.client import TOKEN_FILE, Client, CliError, find_token
 from gpuportal_cli.output import as_json, table
 
 
@@ -65,6 +67,21 @@ def say_notices(client: Client) -> None:
 def cli(ctx: click.Context, url: str, token: str | None, json_out: bool) -> None:
     """The GPU portal: JupyterLab sessions and batch jobs on the cluster."""
     ctx.obj = Context(url, token, json_out)
+
+
+@cli.command()
+@click.pass_obj
+def login(obj: Context) -> None:
+    """Keep a token from the hub's Token page (asked for, not echoed) in
+    ~/.config/gpuportal/token, readable by you alone, once the hub has accepted it: later
+    commands need no --token."""
+    token = click.prompt("A token from the hub's Token page", hide_input=True).strip()
+    me = Client(obj.url, token).me()
+    TOKEN_FILE.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with os.fdopen(os.open(TOKEN_FILE, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as f:
+        f.write(token + "\n")
+    TOKEN_FILE.chmod(0o600)  # a file there before keeps its mode otherwise
+    click.echo(f"Signed in to {obj.url} as {me['name']}; the token is in {TOKEN_FILE}.")
 
 
 @cli.command()
@@ -178,6 +195,8 @@ jobs_commands.register(cli)
 
 
 def main() -> None:
+    # The machine's own CA certificates, where a site adds its CA, rather than certifi's list.
+    truststore.inject_into_ssl()
     try:
         cli.main(standalone_mode=False)
     except CliError as error:

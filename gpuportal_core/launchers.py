@@ -26,6 +26,9 @@ class Launcher:
     # How it is told that a command is not a Python script ("--no-python"); "" where it starts
     # a command as it is anyway.
     no_python_flag: str = ""
+    # The program comes with the job's Python environment (pip installs torchrun with PyTorch),
+    # not with Slurm: a job must run in an environment that has it.
+    from_environment: bool = False
 
     @property
     def template(self) -> str:
@@ -45,6 +48,7 @@ LAUNCHERS: dict[str, Launcher] = {
             one_task_per_node=True,
             program="torchrun",
             no_python_flag="--no-python",
+            from_environment=True,
         ),
         Launcher(
             name="deepspeed",
@@ -55,6 +59,7 @@ LAUNCHERS: dict[str, Launcher] = {
             one_task_per_node=True,
             program="deepspeed",
             no_python_flag="--no_python",
+            from_environment=True,
         ),
         Launcher(
             name="horovod",
@@ -66,6 +71,7 @@ LAUNCHERS: dict[str, Launcher] = {
             command_help="started by horovodrun once per GPU",
             one_task_per_node=True,
             program="horovodrun",
+            from_environment=True,
         ),
         Launcher(
             name="mpi",

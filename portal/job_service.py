@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import pwd
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -33,8 +34,10 @@ from gpuportal_core.slurm_time import format_runtime, parse_runtime, slurm_time_
 from gpuportal_core.states import job_state
 from gpuportal_core.tags import batch_tag
 from gpuportal_core.words import count
+from gpuportal_portal import crud
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.cluster import PartitionCatalog
+from gpuportal_portal.job_environments import SiteEnvironment, job_environment, site_environments
 from gpuportal_portal.job_output import make_output_dir
 from gpuportal_portal.job_schemas import JobCreate
 from gpuportal_portal.metrics import JOB_SUBMISSIONS
@@ -73,17 +76,26 @@ def _home(user: str) -> str:
     return pwd.getpwnam(user).pw_dir
 
 
-def build_job(data: JobCreate, *, user: str, home: str, settings: PortalSettings) -> BatchJob:
-    """The checked core job for a request; BatchJobError names the field that is wrong."""
+def build_job(
+    data: JobCreate,
+    *,
+    user: str,
+    home: str,
+    settings: PortalSettings,
+    site: Sequence[SiteEnvironment] = (),
+) -> BatchJob:
+    """The checked core job for a request; BatchJobError names the field that is wrong.
+    `site`: the site's environments, where a launcher's program is looked for."""
     environment = None
-    if data.environment is not None:
+    chosen = job_environment(data, site)
+    if chosen is not None:
         try:
             environment = SoftwareEnvironment(
                 slug="job",
                 title="job",
-                kind=data.environment.kind,
-                prefix=data.environment.prefix,
-                modules=tuple(data.environment.modules),
+                kind=chosen.kind,
+                prefix=chosen.prefix,
+                modules=tuple(chosen.modules),
             )
         except EnvironmentSpecError as error:
             raise BatchJobError("environment", error.message) from None
@@ -224,6 +236,7 @@ async def prepare(
     catalog: PartitionCatalog,
     slurm: SlurmClient | None = None,
     home: str | None = None,
+    site: Sequence[SiteEnvironment] = (),
 ) -> tuple[BatchJob, str]:
     """The checked job and its script; RuleViolation if anything is wrong. Submits nothing.
     With `slurm`, the job's folder and script are looked for as the user too."""
@@ -231,7 +244,9 @@ async def prepare(
         home = await asyncio.to_thread(_home, user)
     try:
         # In a thread: a podman archive is looked into (seconds, the first time).
-        job = await asyncio.to_thread(build_job, data, user=user, home=home, settings=settings)
+        job = await asyncio.to_thread(
+            build_job, data, user=user, home=home, settings=settings, site=site
+        )
     except BatchJobError as error:
         raise RuleViolation([Problem(error.field, error.message)]) from None
     problems = await check_against_cluster(job, catalog)
@@ -268,7 +283,14 @@ def submit(
     home = _home(user)  # one passwd lookup for the job and sbatch
     job, script = anyio.from_thread.run(
         partial(
-            prepare, data, user=user, settings=settings, catalog=catalog, slurm=slurm, home=home
+            prepare,
+            data,
+            user=user,
+            settings=settings,
+            catalog=catalog,
+            slurm=slurm,
+            home=home,
+            site=site_environments(crud.list_environments(session)),
         )
     )
     record = JobRecord(

@@ -7,6 +7,7 @@
 #                    key and certificate (STATE/hub-tls, the service account's alone); made
 #                    again when the certificate has under 30 days left. Safe to run again.
 #   https.sh issue NAME DIR OWNER SANS   another host's key and certificate (DIR/NAME.key, .crt)
+#   (make also adds the CA to this machine's store, /etc/ssl/certs, as a site does its own)
 #   https.sh trust   add the CA to root's certificate store for Chromium (NSS), which the
 #                    browser tests use, as a site's users' browsers trust the site's CA
 set -euo pipefail
@@ -64,6 +65,16 @@ make_bundle() {
     mv "$CA_DIR/bundle.pem.tmp" "$CA_DIR/bundle.pem"
 }
 
+# The machine's own store (/etc/ssl/certs), as a site puts its CA on its hosts: the `gpuportal`
+# command line on the login host and in sessions (the nodes share this root) trusts it there.
+system_trust() {
+    local target=/usr/local/share/ca-certificates/gpuportal-demo-ca.crt
+    cmp -s "$CA_DIR/ca.pem" "$target" && return
+    install -m 0644 "$CA_DIR/ca.pem" "$target"
+    update-ca-certificates >/dev/null 2>&1 || { say "update-ca-certificates failed"; exit 1; }
+    say "this machine's certificate store trusts $CA_DIR/ca.pem"
+}
+
 trust() {
     local db=sql:$HOME/.pki/nssdb
     command -v certutil >/dev/null || { say "certutil missing (libnss3-tools)"; exit 1; }
@@ -75,7 +86,7 @@ trust() {
 }
 
 case "${1:-}" in
-    make) make_ca; make_cert; make_bundle ;;
+    make) make_ca; make_cert; system_trust; make_bundle ;;
     # A certificate of another host's, signed by the demo CA (the identity provider's: sso.sh).
     issue) shift; make_ca; make_bundle; issue "$@" ;;
     trust) trust ;;

@@ -158,6 +158,9 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
     chmod -R a+rX "$VENV"
     echo "$want" >"$stamp"
 fi
+# The `gpuportal` command line on the users' PATH on the login host, as a site installs it (in
+# sessions it comes with the session's environment).
+ln -sfn "$VENV/bin/gpuportal" /usr/local/bin/gpuportal
 # What a session imports from the checkout, byte-compiled here as root: the jobs import it as
 # their users, who cannot write its __pycache__ and would compile it again at every start (pip
 # compiles the venv's own packages).

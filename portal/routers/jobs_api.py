@@ -21,7 +21,7 @@ from gpuportal_adapters.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.jobs import describe_reason
 from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_core.states import job_state, states_in
-from gpuportal_portal import job_output, job_service, use_collector
+from gpuportal_portal import crud, job_output, job_service, use_collector
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.deps import (
@@ -34,6 +34,7 @@ from gpuportal_portal.deps import (
     WatcherDep,
 )
 from gpuportal_portal.identity import Caller
+from gpuportal_portal.job_environments import site_environments
 from gpuportal_portal.job_schemas import (
     JobCreate,
     JobDetailPublic,
@@ -85,12 +86,27 @@ async def list_launchers(_caller: ApiCaller) -> list[LauncherPublic]:
 
 
 @router.post("/jobs/preview", response_model=ScriptPreview)
-async def preview_job(
-    data: JobCreate, caller: ApiCaller, settings: SettingsDep, catalog: CatalogDep, slurm: SlurmDep
+def preview_job(
+    data: JobCreate,
+    caller: ApiCaller,
+    settings: SettingsDep,
+    catalog: CatalogDep,
+    slurm: SlurmDep,
+    session: SessionDep,
 ) -> ScriptPreview:
     """The sbatch script this request would submit, checked the same way; nothing is submitted."""
-    _, script = await job_service.prepare(
-        data, user=caller.name, settings=settings, catalog=catalog, slurm=slurm
+    # A plain route, as submit's: the site's environments from the database in its thread.
+    site = site_environments(crud.list_environments(session))
+    _, script = anyio.from_thread.run(
+        partial(
+            job_service.prepare,
+            data,
+            user=caller.name,
+            settings=settings,
+            catalog=catalog,
+            slurm=slurm,
+            site=site,
+        )
     )
     return ScriptPreview(script=script)
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,8 @@ def run(name: str, tmp_path: Path, variables: list[str]) -> dict[str, Any]:
     except NoSuchKernel:
         _need("The PyTorch kernel", "deploy/local/environments.sh installs it")
     notebook = nbformat.read(REPO / "notebooks" / name, as_version=4)
+    for shipped in (REPO / "notebooks").glob("*.py"):  # beside it, as in ~/templates
+        shutil.copy(shipped, tmp_path)
     notebook.cells = [
         c for c in notebook.cells if "tensorboard-ui" not in c.metadata.get("tags", [])
     ]

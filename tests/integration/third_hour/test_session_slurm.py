@@ -28,10 +28,12 @@ def test_srun_and_sbatch_from_the_sessions_terminal(hub: Hub, clean: None) -> No
         assert (code, output) == (0, where), output
         code, output = terminal.run("srun --ntasks=1 python -c 'import sys; print(sys.prefix)'")
         assert (code, output) == (0, "/opt/gpuportal/venv"), output
-        # A job of its own, waited for: it starts with the terminal's environment too.
+        # A job of its own, waited for: it starts with the terminal's environment too. In the
+        # second lane's partition: the cluster's default one is the first lane's.
         code, output = terminal.run(
-            "sbatch --wait --parsable --time=2 --gres=gpu:1 -o ~/from-terminal.out "
-            "--wrap 'command -v python; hostname' && cat ~/from-terminal.out",
+            "SBATCH_PARTITION=lane sbatch --wait --parsable --time=2 --gres=gpu:1 "
+            "-o ~/from-terminal.out --wrap 'command -v python; hostname' "
+            "&& cat ~/from-terminal.out",
             timeout=180,
         )
         assert code == 0, output
