@@ -108,8 +108,6 @@ c.JupyterHub.tornado_settings = {
     # 10 s of a blank browser while the job sits in the queue). A session that is ready in
     # time opens straight away; any other shows where it stands from the first second.
     "slow_spawn_timeout": 1,
-    # JupyterHub's request log, which also writes who asked for each stop to the audit stream.
-    "log_function": gpuportal_spawner.audit.log_request_and_stops,
     # A year of HTTPS only, once a browser has seen the site over it (none without TLS here:
     # the front end that ends TLS sends it then).
     "headers": {"Strict-Transport-Security": "max-age=31536000"} if public_tls else {},

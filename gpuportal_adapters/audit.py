@@ -33,9 +33,9 @@ ACTIONS: dict[str, str] = {
     "spawn": "A session's job submitted: server, profile, gpus, cores, mem_gb, runtime, "
     "environment, partition, job.",
     "stop": "A session ended: server, job, why (stopped on the hub, culled and by which limit, "
-    "or Slurm's end: time limit, node failure...), by (hub or culler) or slurm_state.",
-    "stop_request": "A request to stop a session, as the hub's API received it: server, by "
-    "(who asked), role (owner, admin or service).",
+    "or Slurm's end: time limit, node failure...); for a stop asked of the hub's API, by (who "
+    "asked) and role (owner, admin or service: the idle culler), else by (hub or culler) or "
+    "slurm_state.",
     "extend": "A session's time limit raised: server, job, limit_before, limit_after, profile.",
     "share_tensorboard": "A folder's TensorBoard shared with a group: server, folder, group.",
     "profile_edit": "A resource profile created, changed, reordered or removed: change, "

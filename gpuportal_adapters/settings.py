@@ -113,6 +113,12 @@ class HubSettings(ClusterSettings):
         "for TLS ended in front of the hub (nginx).",
     )
     public_tls_key: str = Field("", description="Its key, the service account's alone (0600).")
+    settings_file: str = Field(
+        "/etc/gpuportal/hub.env",
+        description="The hub's settings as it runs with them (PORTAL_*='value' lines, as "
+        "systemd's EnvironmentFile reads them; deploy/local/hub.sh writes it): "
+        "`gpuportal-admin` reads them from there, under its own environment's.",
+    )
     tls_in_front: bool = Field(
         False,
         description="TLS is ended in front of the hub (nginx): its cookies are Secure all the "

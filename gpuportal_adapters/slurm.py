@@ -162,6 +162,31 @@ class SlurmClient:
             _raise_for(argv, result)
         return parse_squeue(result.stdout)
 
+    async def queue(self, *, user: str = "", users: Iterable[str] = ()) -> list[JobInfo]:
+        """Every job Slurm lists (ended ones too, while it does), in one squeue; of `user`, or
+        of `users`, if given."""
+        argv = [self._bin + "squeue", "--noheader", "--states=all", f"--format={SQUEUE_FORMAT}"]
+        names = sorted({user, *users} - {""})
+        if names:
+            argv.append(f"--user={','.join(names)}")
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+        return list(parse_squeue(result.stdout).values())
+
+    async def job_names(self, job_ids: Iterable[str]) -> dict[str, str]:
+        """The names of these jobs (a job Slurm no longer lists has none)."""
+        ids = sorted(set(job_ids))
+        if not ids:
+            return {}
+        argv = [self._bin + "squeue", "--noheader", "--states=all", "--format=%i|%j"]
+        argv.append(f"--jobs={','.join(ids)}")
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            return {}  # a job that just left makes squeue fail: the names are a nicety
+        pairs = (line.split("|", 1) for line in result.stdout.splitlines() if "|" in line)
+        return {job_id.strip(): name.strip() for job_id, name in pairs}
+
     async def tagged(
         self, *tags: str, user: str = "", users: Iterable[str] = (), alive_only: bool = True
     ) -> list[JobInfo]:
@@ -172,14 +197,7 @@ class SlurmClient:
         alive_only=False also returns jobs that have ended but that Slurm still lists (a short
         job may be done before the answer is read).
         """
-        argv = [self._bin + "squeue", "--noheader", "--states=all", f"--format={SQUEUE_FORMAT}"]
-        names = sorted({user, *users} - {""})
-        if names:
-            argv.append(f"--user={','.join(names)}")
-        result = await run_command(argv, timeout=self._timeout)
-        if result.returncode != 0:
-            _raise_for(argv, result)
-        jobs = [job for job in parse_squeue(result.stdout).values() if job.comment]
+        jobs = [job for job in await self.queue(user=user, users=users) if job.comment]
         if alive_only:
             jobs = [job for job in jobs if job.described.alive]
         if not tags:

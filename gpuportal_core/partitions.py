@@ -90,16 +90,21 @@ class Partition:
         """How a request of `gpus` per node of a kind (cores and memory following them) for
         `runtime` seconds fits this partition: the one rule the profiles and the batch jobs
         both keep."""
+        cores, mem_mb = gpus * cores_per_gpu, gpus * mem_per_gpu_gb * 1024
+        nodes = self.nodes_with(gpus=gpus, cores=cores, mem_mb=mem_mb, kind=gpu_type)
+        short_of = ""
+        if not nodes:
+            # Which of the two no node has, for the form to say it at that field.
+            cores_fit = self.nodes_with(gpus=gpus, cores=cores, mem_mb=0, kind=gpu_type) > 0
+            mem_fits = self.nodes_with(gpus=gpus, cores=0, mem_mb=mem_mb, kind=gpu_type) > 0
+            short_of = "memory" if cores_fit and not mem_fits else "cores"
+            short_of = "both" if not cores_fit and not mem_fits else short_of
         return Fit(
             too_many_gpus=gpus > self.max_gpus_of(gpu_type),
-            nodes_that_fit=self.nodes_with(
-                gpus=gpus,
-                cores=gpus * cores_per_gpu,
-                mem_mb=gpus * mem_per_gpu_gb * 1024,
-                kind=gpu_type,
-            ),
+            nodes_that_fit=nodes,
             over_max_time=self.max_time is not None and runtime > self.max_time,
             no_such_kind=gpu_type != ANY and gpu_type not in self.gpu_kinds,
+            short_of=short_of,
         )
 
 
@@ -111,6 +116,8 @@ class Fit:
     nodes_that_fit: int  # nodes that hold the GPUs with their cores and memory at once
     over_max_time: bool  # longer than the partition's MaxTime
     no_such_kind: bool = False  # no node of it has GPUs of the kind asked for
+    # What no node has enough of, where none fits: "cores", "memory" or "both" ("" if one fits).
+    short_of: str = ""
 
 
 def gpus_in_gres(gres: str) -> int:

@@ -28,6 +28,7 @@ from gpuportal_portal.job_watcher import JobWatcher
 from gpuportal_portal.lab_static import add_lab_static
 from gpuportal_portal.manual import add_manual, built_docs
 from gpuportal_portal.models import Profile
+from gpuportal_portal.page_errors import add_page_not_found
 from gpuportal_portal.profile_service import RuleViolation
 from gpuportal_portal.routers import (
     admin_pages,
@@ -135,6 +136,7 @@ def create_app(
     ):
         app.include_router(router, prefix=prefix)
     _add_error_handlers(app)
+    add_page_not_found(app)
     add_security_headers(app)
     add_api_docs(app, prefix)
     add_manual(app, prefix, built_docs(settings.docs_dir))

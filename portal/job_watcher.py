@@ -23,11 +23,17 @@ from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_core.jobs import JobDetail, JobInfo, array_summary
 from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
 from gpuportal_core.states import FINAL_STATES, Phase, phase_of
+from gpuportal_core.tags import parse_tag
 from gpuportal_portal.background import repeat
 from gpuportal_portal.db import Database
 from gpuportal_portal.job_service import mark_submitted, record_tag, settled
 from gpuportal_portal.models import JobRecord, aware_utc, utcnow
-from gpuportal_portal.session_history import forget_old_removals, record_sessions
+from gpuportal_portal.session_history import (
+    forget_old_removals,
+    own_job_candidates,
+    record_own_jobs,
+    record_sessions,
+)
 from gpuportal_portal.settings import PortalSettings
 
 log = logging.getLogger(__name__)
@@ -179,20 +185,32 @@ class JobWatcher:
 
     async def _step(self) -> int:
         try:
-            jobs = await self._slurm.tagged(alive_only=False)
+            queue = await self._slurm.queue()
         except (SlurmError, OSError) as error:
             # Slurm trouble is "unknown for now", never "gone": every record keeps its state.
             log.warning("Could not ask squeue about jobs: %s", error)
             return 0
-        added, wanted = await anyio.to_thread.run_sync(self._record_and_list, jobs)
-        answers = await self.look(wanted, jobs)
+        own = await anyio.to_thread.run_sync(self._own_jobs, queue)
+        names = await self._slurm.job_names(job.job_id for job in own) if own else {}
+        jobs = [job for job in queue if parse_tag(job.comment) is not None]
+        added, wanted = await anyio.to_thread.run_sync(self._record_and_list, jobs, own, names)
+        # The users' own jobs are followed as the tagged ones are, from the same squeue.
+        answers = await self.look(wanted, queue)
         await anyio.to_thread.run_sync(self._apply_and_commit, answers, wanted)
         return added
 
-    def _record_and_list(self, jobs: list[JobInfo]) -> tuple[int, list[Wanted]]:
-        """New sessions recorded, and what the step must ask about (a worker thread)."""
+    def _own_jobs(self, queue: list[JobInfo]) -> list[JobInfo]:
+        with self._database.sessions() as session:
+            return own_job_candidates(session, queue)
+
+    def _record_and_list(
+        self, jobs: list[JobInfo], own: list[JobInfo], names: dict[str, str]
+    ) -> tuple[int, list[Wanted]]:
+        """New sessions (and users' own jobs) recorded, and what the step must ask about (a
+        worker thread)."""
         with self._database.sessions() as session:
             added = record_sessions(session, jobs, hub_id=self._settings.hub_id)
+            added += record_own_jobs(session, own, names)
             forget_old_removals(session)
             session.commit()
             live = session.scalars(select(JobRecord).where(JobRecord.state.notin_(FINAL_STATES)))
@@ -225,7 +243,7 @@ class JobWatcher:
         """Slurm's answers for the jobs wanted, given squeue's lines of every tagged job: a
         job squeue no longer shows as waiting or running is asked of scontrol."""
         seen = {job.job_id: job for job in jobs}
-        answers = Answers(tagged={job.comment: job.job_id for job in jobs})
+        answers = Answers(tagged={job.comment: job.job_id for job in jobs if job.comment})
         for job in wanted:
             if not job.job_id:
                 continue

@@ -70,7 +70,8 @@ def check_profile(values: dict[str, Any], partitions: dict[str, Partition]) -> l
     elif not fit.nodes_that_fit:
         problems.append(
             Problem(
-                "cores_per_gpu",
+                # Said at the field that is too large (500 GB per GPU was said at the cores).
+                "mem_per_gpu_gb" if fit.short_of == "memory" else "cores_per_gpu",
                 f"{count(gpus, 'GPU')} with {values['cores_per_gpu']} cores and "
                 f"{values['mem_per_gpu_gb']} GB each do not fit on one node of partition {name}: "
                 f"{_largest_nodes(partition)}",

@@ -68,7 +68,16 @@ def install_sudoers(text: str, target: str = SUDOERS_FILE) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command's arguments (the docs' reference renders them: docs/reference/cli.md)."""
-    parser = argparse.ArgumentParser(prog="gpuportal-admin", description=__doc__.split("\n")[0])
+    # The docstring's first paragraph (its first line alone stopped mid-sentence).
+    first = " ".join(__doc__.split("\n\n")[0].split())
+    parser = argparse.ArgumentParser(prog="gpuportal-admin", description=first)
+    parser.add_argument(
+        "--settings",
+        metavar="FILE",
+        default="",
+        help="the hub's settings file (PORTAL_*='value' lines; this environment's win); "
+        "default: PORTAL_SETTINGS_FILE, /etc/gpuportal/hub.env",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     sudoers = commands.add_parser("sudoers", help="the service account's sudo rule")
     sudoers.add_argument(
@@ -80,9 +89,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def hub_settings(path: str) -> HubSettings:
+    """The hub's settings: the variables of this environment over those of the hub's settings
+    file (what the hub was started with: deploy/local/hub.sh writes it, a site's systemd unit
+    reads it), so that a preflight in a plain root shell checks the hub as it runs."""
+    path = path or HubSettings().settings_file
+    if path and os.path.isfile(path):
+        return HubSettings(_env_file=path)
+    return HubSettings()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    settings = HubSettings()
+    settings = hub_settings(args.settings)
     if args.command == "preflight":
         return run_preflight(settings)
     try:

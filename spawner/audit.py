@@ -3,19 +3,16 @@ names.
 
 gpuportal_spawner.audit.configure(state / "audit")   # in jupyterhub_config.py
 
-The spawner's own `stop` record says why a job ended but not who asked: the hub's stop reaches
-it with no requester. So the hub's request log (its tornado log_function) also writes a
-`stop_request` record for each accepted DELETE of a server: by whom, and as what (the owner,
-an admin, or a service such as the idle culler).
+One record per stop: the session's `stop` record says why the job ended and, for a stop the
+hub's API was asked for, who asked and as what (the owner, an admin, or a service such as the
+idle culler). The API's stop handler (gpuportal_spawner.stop_handler) notes the requester just
+before JupyterHub stops the server; the session's stop takes the note. (A request record of
+its own, beside the stop's, showed every stop twice on the audit page.)
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
-from urllib.parse import unquote
-
-from jupyterhub.log import log_request
 
 from gpuportal_adapters.audit import AuditStream
 
@@ -23,32 +20,27 @@ _stream = AuditStream("hub")
 configure = _stream.configure
 audit = _stream.write
 
-# DELETE /hub/api/users/NAME/server  or  .../servers/NAME (a named one)
-_STOP = re.compile(r"/api/users/(?P<user>[^/]+)/server(?:s/(?P<server>[^/]+))?/?$")
+# Who asked for each stop under way, by (owner, server name): noted by the stop handler, taken
+# by the session's stop record. At most one per server: a later request replaces it.
+_asked: dict[tuple[str, str], dict[str, str]] = {}
 
 
-def stop_request(handler: Any) -> dict[str, str] | None:
-    """The audit fields of a request that stopped a server (whose, by whom, as what); None for
-    any other request."""
-    request = handler.request
-    match = _STOP.search(request.path)
-    if request.method != "DELETE" or match is None or handler.get_status() not in (202, 204):
-        return None
-    owner = unquote(match["user"])
-    who = getattr(handler, "_jupyterhub_user", None) or handler.current_user
+def requester(who: Any, owner: str) -> dict[str, str]:
+    """Who asks (a user or a service) for a stop of owner's server, and as what."""
     name = str(getattr(who, "name", "") or "")
-    if type(who).__name__ == "Service":
+    if type(who).__name__ == "Service":  # JupyterHub's own class
         role = "service"
     elif name == owner:
         role = "owner"
     else:
         role = "admin"
-    return {"user": owner, "server": unquote(match["server"] or ""), "by": name, "role": role}
+    return {"by": name, "role": role}
 
 
-def log_request_and_stops(handler: Any) -> None:
-    """JupyterHub's own request log, then the audit record of a stop (see above)."""
-    log_request(handler)
-    fields = stop_request(handler)
-    if fields is not None:
-        audit("stop_request", **fields)
+def note_stop_request(who: Any, owner: str, server: str) -> None:
+    _asked[(owner, server)] = requester(who, owner)
+
+
+def stop_requested_by(owner: str, server: str) -> dict[str, str]:
+    """The note for this server's stop, taken ({} when the stop came from elsewhere)."""
+    return _asked.pop((owner, server), {})

@@ -119,8 +119,15 @@ class BoardsHandler(JsonHandler):
             folder = check_folder(body.get("folder", ""))
             group_name = str(body.get("group", ""))
         except ValueError as error:
+            # In the user's words at the form; what the API expects goes beside it, for scripts.
+            home = f"/home/{user.name}"
             self.send(
-                {"error": f'{error} (send {{"folder": "/home/you/runs", "group": "ds"}})'}, 400
+                {
+                    "error": f"{error}, e.g. {home}/templates/runs",
+                    "field": "folder",
+                    "expected": {"folder": f"{home}/templates/runs", "group": "a group of yours"},
+                },
+                400,
             )
             return
         group = next((g for g in user.groups if g.name == group_name), None)

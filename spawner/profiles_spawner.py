@@ -92,6 +92,13 @@ class GpuProfilesSpawner(WrapSpawner, ProfileOffer):
         # spawn adds its profile's queue limit to it (check_user_options).
         self._startup_timeout = int(self.start_timeout)
 
+    @default("db")
+    def _no_shared_db(self) -> None:
+        # JupyterHub's shared session (deprecated): nothing of ours uses it, nor batchspawner
+        # outside the start() we replace. wrapspawner hands it to the child, and reading the
+        # default logged JupyterHub's deprecation warning at every spawn.
+        return None
+
     @default("apply_user_options")
     def _apply_user_options_default(self) -> Any:
         # JupyterHub (5.3+) calls this hook with the options of every spawn, from the form or

@@ -19,7 +19,7 @@ from gpuportal_core.lifecycle import QUIET, Do, Event, Seen, Session, Stage, Ste
 from gpuportal_core.states import Phase
 from gpuportal_core.tags import dask_tag as worker_tag
 from gpuportal_core.tags import session_tag
-from gpuportal_spawner.audit import audit
+from gpuportal_spawner.audit import audit, stop_requested_by
 from gpuportal_spawner.errors import spawn_error
 from gpuportal_spawner.hub_state import hub_state
 from gpuportal_spawner.job_files import JobFiles
@@ -74,6 +74,7 @@ class SessionJob(SessionJobSettings):
         self._port_ready = asyncio.Event()
         self._info: JobInfo | None = None
         self._queued_since = time.monotonic()  # for "waiting N min so far"
+        self._was_unreachable = False  # the last check could not reach JupyterLab's node
         # The session's stage and what the user is told of it (the spawn-pending page while
         # it starts, the home page once it is suspended, requeued or ended):
         # gpuportal_core.lifecycle.
@@ -293,8 +294,12 @@ class SessionJob(SessionJobSettings):
             return Step(self.stage, Do.KEEP, self.note)
         reached = await node_answers(info.host, self.port, LAB_PROBE_S)
         result = self._advance(Seen(Event.LAB_ANSWERED if reached else Event.LAB_UNREACHABLE, info))
-        if result.message != said:
-            self.log.warning("%s: %s", self.tag, result.message or f"{info.host} answers again")
+        if not reached and result.message != said:
+            self.log.warning("%s: %s", self.tag, result.message)
+        elif reached and self._was_unreachable:
+            # Only after it was not: every first check of a new session answered "again".
+            self.log.info("%s: %s answers again", self.tag, info.host)
+        self._was_unreachable = not reached
         return result
 
     async def _forget(self) -> None:
@@ -320,6 +325,7 @@ class SessionJob(SessionJobSettings):
         return False
 
     async def stop(self, now: bool = False) -> None:
+        asked = stop_requested_by(self.user.name, self.name)  # taken even if nothing is left
         culled = self._culled()
         limit = self.cull_limits.limit(culled) if culled is not None else 0
         if self._advance(Seen(Event.STOP, culled=culled, limit=limit)).do is Do.LET_GO:
@@ -342,10 +348,8 @@ class SessionJob(SessionJobSettings):
                 user=self.user.name,
                 server=self.name,
                 job=",".join(sorted(job_ids)),
-                why=f"culled: {culled.value}"
-                if culled is not None
-                else "stopped on the hub (by the user or an admin)",
-                by="culler" if culled is not None else "hub",
+                why=f"culled: {culled.value}" if culled is not None else "stopped on the hub",
+                **({"by": "culler" if culled is not None else "hub"} | asked),
             )
         left_running = []
         for job_id in sorted(job_ids):

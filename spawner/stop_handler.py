@@ -21,6 +21,8 @@ from typing import Any
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 from jupyterhub.scopes import needs_scope
 
+from gpuportal_spawner.audit import note_stop_request
+
 # Long enough for a cancelled spawn's clean-up (a Slurm command is ended, then reaped) on a
 # busy hub; short enough for the request.
 SPAWN_END_WAIT_S = 15.0
@@ -44,4 +46,6 @@ class StopAfterSpawnHandler(UserServerAPIHandler):
         spawner = user.spawners.get(server_name) if user is not None else None
         if spawner is not None:
             await end_pending_spawn(spawner, self.log)
+            # Who asks goes into the session's `stop` record (gpuportal_spawner.audit).
+            note_stop_request(self.current_user, user_name, server_name)
         await super().delete(user_name, server_name)

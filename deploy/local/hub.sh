@@ -25,8 +25,36 @@ export PORTAL_SEED_PROFILES=${PORTAL_SEED_PROFILES-'[{"slug": "slice", "title": 
 
 alive() { [ -f "$PIDFILE" ] && kill -0 "$(cat "$PIDFILE")" 2>/dev/null; }
 
+# The settings the hub runs with, every PORTAL_* of this environment, in a file of the site's
+# (dotenv, as systemd's EnvironmentFile reads it): `gpuportal-admin` reads them from there, so a
+# preflight run by root in a plain shell checks the hub as it runs (it warned "the hub serves
+# plain HTTP" without them); a second `make demo` with other settings finds what changed.
+SETTINGS_FILE=${PORTAL_SETTINGS_FILE:-/etc/gpuportal/hub.env}
+wanted_settings() {
+    local name
+    for name in $(compgen -e | grep '^PORTAL_' | grep -v '^PORTAL_SETTINGS_FILE$' | sort); do
+        printf "%s='%s'\n" "$name" "$(printf '%s' "${!name}" | sed "s/'/\\\\'/g")"
+    done
+}
+write_settings() {
+    install -d -m 0755 "$(dirname "$SETTINGS_FILE")"
+    (umask 027; wanted_settings >"$SETTINGS_FILE.new")
+    chgrp "$SERVICE_USER" "$SETTINGS_FILE.new"
+    mv "$SETTINGS_FILE.new" "$SETTINGS_FILE"
+}
+
 start() {
-    if alive; then echo "[hub] already running at $URL"; return; fi
+    if alive; then
+        # Running with other settings (PORTAL_LOGIN=ldap make demo after make demo): applied by
+        # a restart, which keeps the sessions (their jobs run on; the hub finds them again).
+        local changed
+        changed=$({ diff <(cat "$SETTINGS_FILE" 2>/dev/null) <(wanted_settings) || true; } |
+            sed -n 's/^[<>] \([A-Z_0-9]*\)=.*/\1/p' | sort -u | tr '\n' ' ')
+        if [ -z "$changed" ]; then echo "[hub] already running at $URL"; return; fi
+        echo "[hub] running with other settings (${changed% }): restarting it with these; sessions keep running"
+        stop
+    fi
+    write_settings
     # The hub, its proxy and its services run as the service account (install.sh makes it, and
     # its sudo rule), never as root; its folder (database, keys, tokens, audit) is its alone.
     id "$SERVICE_USER" >/dev/null 2>&1 || { echo "[hub] no account $SERVICE_USER: run deploy/local/install.sh" >&2; exit 1; }

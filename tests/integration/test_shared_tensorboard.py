@@ -78,7 +78,12 @@ def test_a_shared_tensorboard_is_the_groups_and_nothing_more(
     assert refused is not None and refused.status == 403
 
     # alice stops sharing: the step ends, and bob's link leads nowhere.
-    alice.click("[data-board='tb-runs'] button:has-text('Stop sharing')")
+    # It asks first, as a session's Stop does (issue 54, item 13); nothing ends until then.
+    alice.click("[data-board='tb-runs'] button.gp-unshare")
+    asked = alice.inner_text("[data-board='tb-runs'] .gp-confirm")
+    assert asked == "Stop sharing it? ds loses it at once.", asked
+    assert board_steps()
+    alice.click("[data-board='tb-runs'] button.gp-unshare-confirm")
     wait_for(lambda: not board_steps(), 60, "the board's step to end")
     alice.wait_for_selector("[data-board='tb-runs']", state="detached")
     gone = bob.request.get(hub.url + BOARD + "data/plugin/scalars/tags")

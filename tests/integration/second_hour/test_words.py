@@ -53,7 +53,12 @@ def test_cancelled_and_silent_jobs_in_plain_words(hub: Hub, browser: Any) -> Non
     long = submit(page, "cancel-me", "sleep 300")
     wait_for(lambda: user_jobs("alice", "%T") == ["RUNNING"], 60, "the job to run")
     slurm_id = user_jobs("alice", "%i")[0]
+    # Cancel asks first, as a session's Stop does (issue 54, item 13), naming the job.
+    cancel_asked: list[str] = []
+    page.once("dialog", lambda dialog: (cancel_asked.append(dialog.message), dialog.accept()))
     long.locator("button:has-text('Cancel')").click()
+    wait_for(lambda: cancel_asked, 10, "the Cancel dialog")
+    assert cancel_asked == [f"Cancel cancel-me (Slurm job {slurm_id})? Slurm ends it now."]
     state = long.locator("td.gp-state")
     state.filter(has_text="Cancelled").wait_for(timeout=60_000)
     assert "exit code" not in state.inner_text(), state.inner_text()

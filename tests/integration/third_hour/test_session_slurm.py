@@ -1,12 +1,13 @@
-"""Issue 54, item 1: Slurm from the session's terminal works as on a login node. `srun hostname`
-is what HPC users type first; it printed `execve(): hostname: No such file or directory`, since
-srun inherited the session job's SLURM_EXPORT_ENV (the hub's few variables, no PATH)."""
+"""Issue 54, items 1 and 4: Slurm from the session's terminal works as on a login node.
+`srun hostname` is what HPC users type first; it printed `execve(): hostname: No such file or
+directory`, since srun inherited the session job's SLURM_EXPORT_ENV (the hub's few variables,
+no PATH). A job of the user's own sbatch is on their Jobs list."""
 
 from __future__ import annotations
 
 import pytest
 
-from tests.integration.conftest import Hub
+from tests.integration.conftest import Hub, wait_for
 from tests.integration.third_hour.conftest import USER
 from tests.terminal import Terminal
 
@@ -38,6 +39,20 @@ def test_srun_and_sbatch_from_the_sessions_terminal(hub: Hub, clean: None) -> No
         )
         assert code == 0, output
         assert "/opt/gpuportal/venv/bin/python" in output.splitlines()
+        job_id = output.splitlines()[0]
     finally:
         terminal.close()
+
+    # Item 4: the Jobs page and `gpuportal jobs list` list it, as they do Dask's workers.
+    def listed() -> dict[str, object] | None:
+        jobs = user.get(
+            f"{hub.url}/services/portal/api/jobs",
+            params={"mine": "true"},
+            headers={"Authorization": f"token {token['token']}"},
+            timeout=30,
+        ).json()
+        return next((j for j in jobs if j["slurm_job_id"] == job_id), None)
+
+    job = wait_for(listed, 60, f"job {job_id} in the portal's list")
+    assert (job["launcher"], job["name"], job["user"]) == ("sbatch", "wrap", USER), job
     hub.stop_server(user, USER)

@@ -4,6 +4,7 @@ one fetch of the offer per spawn, whether the options come from the form or the 
 from __future__ import annotations
 
 import asyncio
+import logging
 from types import SimpleNamespace
 from typing import Any
 
@@ -192,3 +193,15 @@ def test_a_board_servers_child_is_its_board_and_no_session(
     child = asyncio.run(spawn())
     assert (child.logdir, child.groups, child.board_name) == ("/home/alice/runs", ["ds"], "tb-runs")
     assert board.session is None
+
+
+def test_a_child_is_built_without_the_deprecated_shared_database(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 54, item 17: the hub's log had JupyterHub's `Spawner.db` deprecation warning at
+    every spawn (wrapspawner hands the shared session to the child)."""
+    spawner, _ = make_spawner(monkeypatch)
+    with caplog.at_level(logging.WARNING):
+        child = spawner.construct_child()
+    assert child.db is None
+    assert not [r for r in caplog.records if "Spawner.db is deprecated" in r.getMessage()]

@@ -353,3 +353,29 @@ def test_a_look_that_goes_on_after_its_page_asks_for_the_job_it_was_made_for(
     asyncio.run(made.job_within(1.0, max_age=0))
     assert asked == ["7"]
     assert made._info is None
+
+
+def test_a_node_answers_again_only_after_it_did_not(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Issue 54, item 17: "gpu01 answers again" was a warning after every new session's first
+    check; now it is said, as information, only after the node did not answer."""
+    answers = iter([True, False, True])
+
+    async def node_answers(host: str, port: int, timeout: float) -> bool:
+        return next(answers)
+
+    monkeypatch.setattr(session_job, "node_answers", node_answers)
+    made = spawner(FakeSlurm(info("RUNNING")), stage="ready")
+    made.port = 8888
+    said = []
+    for _ in range(3):
+        caplog.clear()
+        with caplog.at_level("INFO"):
+            asyncio.run(made.poll_session())
+        said.append(
+            [(r.levelname, r.getMessage()) for r in caplog.records if "gpu01" in r.getMessage()]
+        )
+    assert said[0] == []
+    assert [level for level, _ in said[1]] == ["WARNING"]
+    assert said[2] == [("INFO", f"{TAG}: gpu01 answers again")]

@@ -1,19 +1,11 @@
-"""Who asked for a stop, as the hub's request log sees each request (gpuportal_spawner.audit)."""
+"""Who asked for a stop (gpuportal_spawner.audit): noted by the API's stop handler, taken once
+by the session's `stop` record, so that each stop is one audit record (issue 54, item 10)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
-import pytest
-
-from gpuportal_spawner.audit import stop_request
-
-
-@dataclass
-class Request:
-    method: str
-    path: str
+from gpuportal_spawner.audit import note_stop_request, requester, stop_requested_by
 
 
 @dataclass
@@ -25,47 +17,14 @@ class Service:  # JupyterHub's own class has this name
     name = "idle-culler"
 
 
-class Handler:
-    def __init__(self, method: str, path: str, status: int, who: Any) -> None:
-        self.request = Request(method, path)
-        self._status = status
-        self._jupyterhub_user = who
-
-    def get_status(self) -> int:
-        return self._status
+def test_who_asked_and_as_what() -> None:
+    assert requester(User("alice"), "alice") == {"by": "alice", "role": "owner"}
+    assert requester(User("carol"), "bob") == {"by": "carol", "role": "admin"}
+    assert requester(Service(), "alice") == {"by": "idle-culler", "role": "service"}
 
 
-@pytest.mark.parametrize(
-    ("method", "path", "status", "who", "expected"),
-    [
-        (
-            "DELETE",
-            "/hub/api/users/alice/server",
-            204,
-            User("alice"),
-            ("alice", "", "alice", "owner"),
-        ),
-        (
-            "DELETE",
-            "/hub/api/users/bob/servers/big",
-            202,
-            User("carol"),
-            ("bob", "big", "carol", "admin"),
-        ),
-        (
-            "DELETE",
-            "/hub/api/users/alice/server",
-            204,
-            Service(),
-            ("alice", "", "idle-culler", "service"),
-        ),
-        # Not a stop, or a stop that was refused: no record.
-        ("DELETE", "/hub/api/users/alice/server", 403, User("dave"), None),
-        ("POST", "/hub/api/users/alice/server", 201, User("alice"), None),
-        ("DELETE", "/hub/api/users/alice/tokens/a1", 204, User("alice"), None),
-    ],
-)
-def test_who_stopped(method, path, status, who, expected):
-    fields = stop_request(Handler(method, path, status, who))
-    keys = ("user", "server", "by", "role")
-    assert fields == (dict(zip(keys, expected, strict=True)) if expected else None)
+def test_a_note_is_taken_once_by_its_servers_stop() -> None:
+    note_stop_request(User("carol"), "bob", "big")
+    assert stop_requested_by("bob", "") == {}  # another server of bob's
+    assert stop_requested_by("bob", "big") == {"by": "carol", "role": "admin"}
+    assert stop_requested_by("bob", "big") == {}  # a later stop (Slurm's) asked by nobody

@@ -101,6 +101,9 @@ class QuietSlurm:
     async def tagged(self, **_: object) -> list[object]:
         return []
 
+    async def queue(self, **_: object) -> list[object]:
+        return []
+
     async def partitions(self) -> dict[str, object]:
         return {}
 

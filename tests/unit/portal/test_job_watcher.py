@@ -26,10 +26,10 @@ def as_client(fake: FakeSlurm) -> SlurmClient:
 
 
 class FakeSlurm:
-    """squeue's lines of every tagged job (`queue`), scontrol's (`details`), sacct's."""
+    """squeue's lines of every job (`listed`), scontrol's (`details`), sacct's."""
 
     def __init__(self) -> None:
-        self.queue: dict[str, JobInfo] = {}
+        self.listed: dict[str, JobInfo] = {}
         self.details: dict[str, JobDetail] = {}
         self.fail = False
         self.squeue_calls = 0
@@ -37,12 +37,14 @@ class FakeSlurm:
         # sacct's records; None: a cluster without accounting (sacct refuses).
         self.accounted: dict[str, list[JobDetail]] | None = None
 
-    async def tagged(self, *, alive_only: bool = True) -> list[JobInfo]:
-        assert alive_only is False  # a job that ended already must be seen too
+    async def queue(self) -> list[JobInfo]:
         self.squeue_calls += 1
         if self.fail:
             raise SlurmUnavailable(["squeue"], 1, "Unable to contact slurm controller")
-        return list(self.queue.values())
+        return list(self.listed.values())
+
+    async def job_names(self, job_ids: object) -> dict[str, str]:
+        return {job_id: f"name of {job_id}" for job_id in job_ids}  # type: ignore[attr-defined]
 
     async def job_details(self, job_id: str) -> list[JobDetail]:
         self.scontrol_asked.append(job_id)
@@ -97,7 +99,7 @@ async def test_one_squeue_for_all_live_jobs_and_scontrol_for_ended_ones(
     slurm = FakeSlurm()
     running, done = record(database, "11"), record(database, "12")
     finished = record(database, "13", state="COMPLETED")
-    slurm.queue["11"] = JobInfo("11", "RUNNING", "None", "gpu01", "t1", "alice")
+    slurm.listed["11"] = JobInfo("11", "RUNNING", "None", "gpu01", "t1", "alice")
     slurm.details["12"] = detail("12", "FAILED", 3)
     await watcher_of(database, slurm).step()
     assert slurm.squeue_calls == 1
@@ -143,16 +145,16 @@ async def test_every_users_jobs_are_kept_up_to_date_by_the_loop(database: db.Dat
     """The loop steps by itself, for everyone's records: nobody needs to read a list."""
     slurm = FakeSlurm()
     alice, bob = record(database, "41"), record(database, "42", user="bob")
-    slurm.queue["41"] = JobInfo("41", "RUNNING", "None", "gpu01", "t1", "alice")
-    slurm.queue["42"] = JobInfo("42", "RUNNING", "None", "gpu02", "t1", "bob")
+    slurm.listed["41"] = JobInfo("41", "RUNNING", "None", "gpu01", "t1", "alice")
+    slurm.listed["42"] = JobInfo("42", "RUNNING", "None", "gpu02", "t1", "bob")
     watcher = JobWatcher(database, as_client(slurm), settings=PortalSettings(), every=0.05)
     loop = asyncio.create_task(watcher.run_forever())
     try:
         await asyncio.sleep(0.3)
         assert (read(database, alice).state, read(database, bob).state) == ("RUNNING", "RUNNING")
-        slurm.queue["41"] = JobInfo("41", "COMPLETED", "None", "gpu01", "t1", "alice")
+        slurm.listed["41"] = JobInfo("41", "COMPLETED", "None", "gpu01", "t1", "alice")
         slurm.details["41"] = detail("41", "COMPLETED", 0)
-        del slurm.queue["42"]
+        del slurm.listed["42"]
         slurm.details["42"] = detail("42", "CANCELLED", 0)
         await asyncio.sleep(0.3)
     finally:
@@ -164,12 +166,12 @@ async def test_look_now_waits_for_a_step_that_began_after_it(database: db.Databa
     """A cancel's answer says what Slurm says after the cancel, not what an earlier step read."""
     slurm = FakeSlurm()
     job = record(database, "45")
-    slurm.queue["45"] = JobInfo("45", "RUNNING", "None", "gpu01", "t1", "alice")
+    slurm.listed["45"] = JobInfo("45", "RUNNING", "None", "gpu01", "t1", "alice")
     watcher = JobWatcher(database, as_client(slurm), settings=PortalSettings(), every=60)
     loop = asyncio.create_task(watcher.run_forever())
     try:
         await asyncio.sleep(0.1)  # the first step has run; the next is a minute away
-        slurm.queue["45"] = JobInfo("45", "CANCELLED", "None", "gpu01", "t1", "alice")
+        slurm.listed["45"] = JobInfo("45", "CANCELLED", "None", "gpu01", "t1", "alice")
         slurm.details["45"] = detail("45", "CANCELLED", 0)
         await asyncio.wait_for(watcher.look_now(), 5)
     finally:
@@ -185,7 +187,7 @@ async def test_a_submission_sbatch_never_answered_is_settled_by_its_tag(
     sent = record(database, "", state="SUBMITTING")
     lost = record(database, "", state="SUBMITTING")
     tag = record_tag(read(database, sent), settings)
-    slurm.queue["51"] = JobInfo("51", "PENDING", "Resources", "", "N/A", "alice", comment=tag)
+    slurm.listed["51"] = JobInfo("51", "PENDING", "Resources", "", "N/A", "alice", comment=tag)
     watcher = watcher_of(database, slurm, settings)
     await asyncio.sleep(0.05)
     slurm.fail = True  # Slurm still silent: nothing is decided
@@ -212,8 +214,8 @@ async def test_a_session_that_ended_before_it_was_seen_gets_its_times(
         "61", "alice", "CANCELLED", "", 0, 15, "gpu01",
         "2026-11-23T07:59:58", "2026-11-23T08:00:00", "2026-11-23T08:00:09",
     )  # fmt: skip
-    slurm.queue["61"] = JobInfo("61", "CANCELLED", "", "gpu01", "t", "alice", comment=tag)
-    slurm.queue["62"] = JobInfo("62", "RUNNING", "", "gpu01", "t", "alice", comment=tag)
+    slurm.listed["61"] = JobInfo("61", "CANCELLED", "", "gpu01", "t", "alice", comment=tag)
+    slurm.listed["62"] = JobInfo("62", "RUNNING", "", "gpu01", "t", "alice", comment=tag)
     slurm.details["61"] = ended
     assert await watcher_of(database, slurm).step() == 2
     with database.sessions() as session:
@@ -227,7 +229,7 @@ async def test_a_session_that_ended_before_it_was_seen_gets_its_times(
 async def test_the_loop_goes_on_after_a_database_error(database: db.Database) -> None:
     slurm = FakeSlurm()
     tag = str(session_tag(hub="local", user="alice", server=""))
-    slurm.queue["71"] = JobInfo("71", "RUNNING", "", "gpu01", "t", "alice", comment=tag)
+    slurm.listed["71"] = JobInfo("71", "RUNNING", "", "gpu01", "t", "alice", comment=tag)
     real = database.sessions
     calls: list[int] = []
 
@@ -282,3 +284,31 @@ def test_scontrol_and_sacct_give_the_time_limit() -> None:
     assert scontrol is not None and scontrol.time_limit == "08:30:00"
     (accounted,) = parse_sacct("9|alice|COMPLETED|0:0|a|b|c|gpu01|None|1-00:00:00\n")
     assert accounted.time_limit == "24:00:00"
+
+
+async def test_a_users_own_jobs_are_kept_while_they_have_a_session(database: db.Database) -> None:
+    """Issue 54, item 4: `sbatch` from a session's terminal was on neither the Jobs page nor
+    `gpuportal jobs list`, though Dask's workers were."""
+    slurm = FakeSlurm()
+    tag = str(session_tag(hub="local", user="alice", server=""))
+    slurm.listed["81"] = JobInfo("81", "RUNNING", "", "gpu01", "t", "alice", comment=tag)
+    watcher = watcher_of(database, slurm)
+    assert await watcher.step() == 1  # the session is recorded first
+    slurm.listed["82"] = JobInfo("82", "PENDING", "Resources", "", "t", "alice")
+    slurm.listed["83"] = JobInfo("83", "RUNNING", "", "gpu02", "t", "bob")  # bob has no session
+    assert await watcher.step() == 1
+    with database.sessions() as session:
+        own = session.scalars(select(JobRecord).where(JobRecord.slurm_job_id == "82")).one()
+        assert (own.user, own.name, own.launcher, own.state) == (
+            "alice",
+            "name of 82",
+            "sbatch",
+            "PENDING",
+        )
+        assert session.scalars(select(JobRecord).where(JobRecord.slurm_job_id == "83")).all() == []
+    # Followed as any job: it starts, then ends.
+    slurm.listed["82"] = JobInfo("82", "RUNNING", "", "gpu01", "t", "alice")
+    assert await watcher.step() == 0
+    with database.sessions() as session:
+        own = session.scalars(select(JobRecord).where(JobRecord.slurm_job_id == "82")).one()
+        assert (own.state, own.nodes) == ("RUNNING", "gpu01")

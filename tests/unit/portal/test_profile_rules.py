@@ -46,6 +46,20 @@ def test_cores_that_no_node_has_are_refused() -> None:
     ]
 
 
+def test_memory_that_no_node_has_is_said_at_the_memory() -> None:
+    """Issue 54, item 9: "500 GB per GPU" was said under "CPU cores per GPU"."""
+    assert check_profile(values(gpus=1, mem_per_gpu_gb=500), PARTITIONS) == [
+        Problem(
+            "mem_per_gpu_gb",
+            "1 GPU with 8 cores and 500 GB each do not fit on one node of partition gpu: "
+            "its nodes have 4 GPUs, 32 cores, 195 GB",
+        )
+    ]
+    # Both too large: said at the first of the two.
+    [both] = check_profile(values(gpus=1, cores_per_gpu=64, mem_per_gpu_gb=500), PARTITIONS)
+    assert both.field == "cores_per_gpu"
+
+
 def test_an_unknown_partition_lists_the_known_ones() -> None:
     assert check_profile(values(partition="a100"), PARTITIONS) == [
         Problem("partition", "no partition 'a100' on the cluster; known: big, gpu")

@@ -1,0 +1,32 @@
+"""A page the portal does not have, in the portal's look: a browser that follows an old link
+(`/services/portal/jobs/99999`) got FastAPI's `{"detail": "Not Found"}`. The API's own
+addresses keep their JSON answers."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request, Response, status
+from fastapi.exception_handlers import http_exception_handler
+from starlette.exceptions import HTTPException
+
+from gpuportal_portal import pages
+
+
+def add_page_not_found(app: FastAPI) -> None:
+    @app.exception_handler(HTTPException)
+    async def _not_found(request: Request, error: HTTPException) -> Response:
+        prefix = request.app.state.settings.prefix
+        is_api = request.url.path.startswith((f"{prefix}/api", f"{prefix}/openapi"))
+        if error.status_code != status.HTTP_404_NOT_FOUND or is_api:
+            return await http_exception_handler(request, error)
+        return pages.render(
+            request,
+            "message.html",
+            {
+                "title": "There is nothing here",
+                "message": error.detail
+                if error.detail != "Not Found"
+                else "No page of the portal is at this address. The Jobs page lists your "
+                "jobs; a job's output opens from its row there.",
+            },
+            status_code=status.HTTP_404_NOT_FOUND,
+        )
