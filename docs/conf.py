@@ -53,5 +53,8 @@ html_theme_options = {
     # The hub serves these pages (/services/portal/manual/): the way back to it.
     "external_links": [{"name": "Back to the portal", "url": "/hub/home"}],
 }
+# The reader's system setting until they choose (the theme reads it from the page context;
+# without it, its script logged "Got invalid theme mode" on every page).
+html_context = {"default_mode": "auto"}
 html_show_sourcelink = False
 html_copy_source = False

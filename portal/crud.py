@@ -197,6 +197,21 @@ def update_profile(
     )
 
 
+def delete_profile(
+    session: Session, *, profile: Profile, expected_version: int, actor: str
+) -> None:
+    """Remove a profile read at `expected_version` (VersionConflict if it moved on since), with
+    its audit record. Sessions started with it run on; spawn pages drop it at once."""
+    if profile.version != expected_version:
+        raise VersionConflict(profile)
+    changes = {name: [value, None] for name, value in editable_values(profile).items()}
+    _audit(
+        session, actor=actor, action="remove", subject=profile.slug, kind="profile", changes=changes
+    )
+    session.delete(profile)
+    session.commit()
+
+
 def reorder_profiles(session: Session, *, slugs: list[str], actor: str) -> list[Profile]:
     """Put the profiles in this order; every slug must be named once. ValueError otherwise."""
     profiles = list_profiles(session)

@@ -99,7 +99,7 @@ def after_save(request: Request, what: str, slug: str) -> RedirectResponse:
     return RedirectResponse(f"{prefix}/admin?{query}", status.HTTP_303_SEE_OTHER)
 
 
-SAVED_RE = re.compile(r"(profile|environment|order|notice|removed):([a-z0-9-]{1,40})")
+SAVED_RE = re.compile(r"(profile|environment|order|notice|removed|deleted):([a-z0-9-]{1,40})")
 
 
 def saved_note(request: Request) -> str:
@@ -115,6 +115,8 @@ def saved_note(request: Request) -> str:
         return f"Posted notice {slug}; pages show it from its start (within a minute)."
     if what == "removed":
         return f"Removed notice {slug}; pages drop it within a minute."
+    if what == "deleted":
+        return f"Deleted profile {slug}; spawn pages drop it now, its sessions run on."
     return f"Saved {what} {slug}; users see it on their next spawn page."
 
 

@@ -25,6 +25,13 @@ c.ServerApp.tornado_settings = {"transforms": TORNADO_TRANSFORMS}
 c.ServerApp.static_immutable_cache = immutable_extension_urls(
     os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/")
 )
+# Each named session keeps its own JupyterLab layout: a workspace's file is named for the
+# workspace ("default") alone, not for the server, so every session of a user opened the
+# default session's tabs (and asked for a kernel for its Untitled.ipynb). The default session
+# keeps JupyterLab's own folder.
+server_name = os.environ.get("JUPYTERHUB_SERVER_NAME", "")
+if server_name:
+    c.LabApp.workspaces_dir = str(Path.home() / ".jupyter" / "lab" / "workspaces" / server_name)
 # JupyterLab's own bundles from the portal's shared place where it serves this build: cached by
 # the browser once for every session, and prefetched by the hub's pages (lab_static says how).
 shared = shared_prefix(os.environ, own_static_dir())

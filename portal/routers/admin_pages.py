@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Request, status
 from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 from sqlalchemy.orm import Session
@@ -250,6 +250,36 @@ def edit_profile(
         save=save,
         extra=_kinds(partitions, settings),
     )
+
+
+@router.post("/admin/profiles/{slug}/delete", response_class=HTMLResponse)
+def delete_profile(
+    slug: str,
+    request: Request,
+    form: FormDep,
+    session: SessionDep,
+    identity: IdentityDep,
+    admin: PageAdmin,
+) -> Response:
+    if not pages.csrf_ok(request, form, identity):
+        return pages.forbidden_form(request)
+    profile = crud.get_profile(session, slug=slug)
+    if profile is None:
+        return pages.not_found(request, "profile", slug)
+    version = str(form.get("version", ""))
+    if not version.isdigit() or int(version) != profile.version:
+        return pages.render(
+            request,
+            "message.html",
+            {
+                "title": "Not deleted",
+                "message": f"Profile {slug} was changed since you opened it: open it again, "
+                "look, and delete it then if you still mean to.",
+            },
+            status_code=status.HTTP_409_CONFLICT,
+        )
+    crud.delete_profile(session, profile=profile, expected_version=int(version), actor=admin.name)
+    return pages.after_save(request, "deleted", slug)
 
 
 @router.post("/admin/profiles/{slug}/move", response_class=HTMLResponse)

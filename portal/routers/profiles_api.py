@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, status
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Query, Response, status
 
 from gpuportal_portal import crud, profile_service
 from gpuportal_portal.api_errors import declared
@@ -73,6 +75,22 @@ def update_profile(
         session, partitions, profile=profile, data=data, actor=admin.name
     )
     return crud.to_public(updated)
+
+
+@router.delete("/profiles/{slug}", status_code=status.HTTP_204_NO_CONTENT)
+def delete_profile(
+    slug: str,
+    session: SessionDep,
+    admin: ApiAdmin,
+    version: Annotated[int, Query(description="The version you read (409 if it moved on).")],
+) -> Response:
+    """Remove a profile. Sessions started with it run on (their Extend is no longer offered);
+    spawn pages drop it at once. To keep it for later, disable it instead (`enabled: false`)."""
+    profile = crud.get_profile(session, slug=slug)
+    if profile is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, f"No profile {slug!r}.")
+    crud.delete_profile(session, profile=profile, expected_version=version, actor=admin.name)
+    return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
 @router.put("/profiles-order", response_model=list[ProfilePublic])

@@ -97,6 +97,18 @@ def test_a_shared_tensorboard_is_the_groups_and_nothing_more(
     # Her open home page says so by itself, without a reload.
     alice.wait_for_selector("[data-board='tb-runs'][data-state='stopped']", timeout=60_000)
 
+    # Issue 54, item 6: its link now says the board has ended, to bob and to alice; neither is
+    # offered JupyterHub's "Launch Server tb-runs", nor the GPU spawn form behind it.
+    bob.goto(hub.url + BOARD)
+    bob.wait_for_selector("#board-ended")
+    said = "alice's board “tb-runs” ran inside their session, which has stopped"
+    assert said in bob.inner_text(".gp-error-page")
+    assert bob.query_selector("#start") is None
+    alice.goto(f"{hub.url}/hub/spawn/alice/tb-runs")
+    alice.wait_for_selector("#board-ended")
+    assert "can share the folder again from the Sessions page" in alice.inner_text(".gp-error-page")
+    assert alice.query_selector("#spawn_form") is None
+
 
 def test_sharing_needs_a_session_and_one_of_your_groups(hub: Hub, clean: None) -> None:
     bob = hub.login("bob")

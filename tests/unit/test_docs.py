@@ -162,3 +162,12 @@ def test_nothing_is_loaded_from_elsewhere(site: Path) -> None:
         and outside.search(path.read_text(errors="replace"))
     ]
     assert loaded == []
+
+
+def test_every_page_starts_in_a_mode_the_theme_knows(site: Path) -> None:
+    """Issue 54, item 16: the theme's script logged "Got invalid theme mode" on every page (no
+    default mode: an empty one)."""
+    for page in sorted(site.rglob("*.html")):
+        if "_static" in page.parts:
+            continue
+        assert '<body data-default-mode="auto">' in page.read_text(), page

@@ -54,8 +54,9 @@ def test_seeded_profiles_and_their_audit_record(portal: TestClient, tokens: dict
         ({"sbatch_options": {"account": "ml\n#SBATCH --uid=0"}}, "sbatch_options", "account value"),
         ({"title": "two\nlines"}, "title", "must be one line"),
         ({"groups": ["ds\nroot"]}, "groups", "is not a group name"),
-        # 4 x 130 GB: more than gpu01's 195 GB and gpu02's 488 GB.
-        ({"mem_per_gpu_gb": 130}, "cores_per_gpu", "do not fit on one node of partition gpu"),
+        # 4 x 130 GB: more than gpu01's 195 GB and gpu02's 488 GB; said at the memory (issue
+        # 54, item 9: it was said at the cores).
+        ({"mem_per_gpu_gb": 130}, "mem_per_gpu_gb", "do not fit on one node of partition gpu"),
     ],
 )
 def test_bad_input_is_a_422_naming_the_field_and_nothing_changes(

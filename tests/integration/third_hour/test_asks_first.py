@@ -22,6 +22,18 @@ pytestmark = pytest.mark.integration
 TEXT = "Asks-first check: the login nodes reboot at 19:00"
 
 
+def say_no_once(page: Any) -> list[str]:
+    """The next dialog's question, answered No; the list it will be in."""
+    asked: list[str] = []
+
+    def say_no(dialog: Any) -> None:
+        asked.append(dialog.message)
+        dialog.dismiss()
+
+    page.once("dialog", say_no)
+    return asked
+
+
 def test_removing_a_notice_asks_first(hub: Hub, clean: None, browser: Any) -> None:
     notices = f"{hub.url}/services/portal/api/notices"
     headers = {"Authorization": f"token {token_of(hub, ADMIN)}"}
@@ -33,13 +45,7 @@ def test_removing_a_notice_asks_first(hub: Hub, clean: None, browser: Any) -> No
     row = f"tr[data-notice='{posted.json()['id']}']"
     page = log_in(browser, hub, ADMIN, PASSWORDS[ADMIN])
     page.goto(f"{hub.url}/services/portal/admin")
-    asked: list[str] = []
-
-    def say_no(dialog: Any) -> None:
-        asked.append(dialog.message)
-        dialog.dismiss()
-
-    page.once("dialog", say_no)
+    asked = say_no_once(page)
     page.click(f"{row} button:has-text('Remove')")
     page.wait_for_timeout(500)
     assert asked == ["Remove this notice? Nobody sees it any more."]
@@ -49,4 +55,32 @@ def test_removing_a_notice_asks_first(hub: Hub, clean: None, browser: Any) -> No
     page.wait_for_selector(row, state="detached")
     left = requests.get(notices, headers=headers, timeout=30).json()
     assert TEXT not in [notice["text"] for notice in left]
+    page.context.close()
+
+
+def test_an_admin_deletes_a_profile_from_its_page_after_saying_yes(
+    hub: Hub, clean: None, browser: Any
+) -> None:
+    """Item 7: profiles can be deleted (there was no Delete on the pages, no DELETE in the API)."""
+    profiles = f"{hub.url}/services/portal/api/profiles"
+    headers = {"Authorization": f"token {token_of(hub, ADMIN)}"}
+    made = requests.post(
+        profiles,
+        headers=headers,
+        json={"slug": "to-delete", "title": "To delete", "gpus": 1},
+        timeout=30,
+    )
+    assert made.status_code == 201, made.text
+    page = log_in(browser, hub, ADMIN, PASSWORDS[ADMIN])
+    page.goto(f"{hub.url}/services/portal/admin/profiles/to-delete")
+    asked = say_no_once(page)
+    page.click("#delete-profile button")
+    page.wait_for_timeout(500)
+    assert asked and asked[0].startswith("Delete profile to-delete?"), asked
+    assert requests.get(f"{profiles}/to-delete", headers=headers, timeout=30).status_code == 200
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click("#delete-profile button")
+    page.wait_for_url("**/admin?saved=deleted*")
+    assert "Deleted profile to-delete" in page.inner_text("body")
+    assert requests.get(f"{profiles}/to-delete", headers=headers, timeout=30).status_code == 404
     page.context.close()

@@ -15,8 +15,11 @@ from traitlets.config import Config
 
 from gpuportal_adapters.slurm import SlurmUnavailable
 from gpuportal_core.culling import Reason
+from gpuportal_core.environments import SoftwareEnvironment
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.lifecycle import Stage
+from gpuportal_core.profiles import ResourceProfile
+from gpuportal_core.request import SpawnRequest
 from gpuportal_spawner import session_job, slurm_spawner
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 
@@ -379,3 +382,24 @@ def test_a_node_answers_again_only_after_it_did_not(
     assert said[0] == []
     assert [level for level, _ in said[1]] == ["WARNING"]
     assert said[2] == [("INFO", f"{TAG}: gpu01 answers again")]
+
+
+def test_a_session_in_an_image_says_the_image_loads_first() -> None:
+    """Issue 54, item 5: a container-image session sat at "JupyterLab is starting" for 46 s
+    while its image loaded, and never said so."""
+    image = SoftwareEnvironment(
+        slug="session-image", title="Image", kind="container", image="/srv/x.tar", engine="podman"
+    )
+    profile = ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1)
+
+    async def first_message(made: Spawner) -> str:
+        progress = made.progress()
+        event = await anext(progress)
+        await progress.aclose()
+        return str(event["message"])
+
+    for environment, says in ((image, True), (None, False)):
+        made = spawner(FakeSlurm(info("RUNNING")), stage="starting")
+        made.spawn_request = SpawnRequest(profile, 3600, environment)
+        message = asyncio.run(first_message(made))
+        assert message.endswith(slurm_spawner.IMAGE_NOTE) is says, message
