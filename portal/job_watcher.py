@@ -1,6 +1,7 @@
-"""Job records kept in step with Slurm by one loop: each step one squeue of every job the portal
-tagged (notebook sessions, their Dask workers, batch jobs), scontrol for those that ended, new
-sessions recorded (gpuportal_portal.session_history), and every live record brought up to date.
+"""Job records kept in step with Slurm by one loop: each step one squeue of every job (those the
+portal tagged: notebook sessions, their Dask workers, batch jobs; and the users' own while they
+have a session), scontrol for those that ended, new sessions and own jobs recorded
+(gpuportal_portal.session_history), and every live record brought up to date.
 
 Routes only read the records. A route that has just changed a job (a cancel) asks for a step
 and waits for it (`JobWatcher.look_now`), so its answer says what Slurm says now. No database
@@ -240,8 +241,8 @@ class JobWatcher:
         return (utcnow() - aware_utc(record.updated_at)).total_seconds() > self._settle_after
 
     async def look(self, wanted: list[Wanted], jobs: list[JobInfo]) -> Answers:
-        """Slurm's answers for the jobs wanted, given squeue's lines of every tagged job: a
-        job squeue no longer shows as waiting or running is asked of scontrol."""
+        """Slurm's answers for the jobs wanted, given squeue's lines of every job: a job
+        squeue no longer shows as waiting or running is asked of scontrol."""
         seen = {job.job_id: job for job in jobs}
         answers = Answers(tagged={job.comment: job.job_id for job in jobs if job.comment})
         for job in wanted:
