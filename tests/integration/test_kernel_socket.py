@@ -9,6 +9,8 @@ user loses nothing, so the bench counts it as a figure and checks that the kerne
 
 from __future__ import annotations
 
+import time
+
 import websocket
 
 from bench.kernel_trip import Kernel, KernelError
@@ -24,6 +26,11 @@ def test_a_socket_the_server_closes_is_reopened_and_the_kernel_kept(hub: Hub, cl
     try:
         kernel.round_trip()  # the first round trip leaves a mark in the kernel
         assert kernel.result("_bench_mark") == "1"
+        # The stale socket comes when the kernel is quiet, as a browser's return after a network
+        # cut does: replaced while the cell's last IOPub messages were still under way, Jupyter
+        # Server 2.21 closed the kernel's streams under them ("Got events for closed stream")
+        # and the restored connection never answered (about one run in two here).
+        time.sleep(1.0)
 
         # A second socket with the same client session: Jupyter Server closes the first
         # ("Replacing stale connection"), as it does when a browser comes back after a network cut.
