@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -42,7 +43,8 @@ NVIDIA_CONTROL = (
     "/dev/nvidia-modeset",
 )
 # What of the job's environment goes in (podman takes a trailing * as "every name so
-# starting"): Slurm's, the GPUs' as Slurm set them, the hub's, the portal's, the locale.
+# starting"): Slurm's, the GPUs' as Slurm set them, the hub's, the portal's, Dask's (a worker's
+# job finds its session's TLS set-up there), the locale.
 PASSED_ENV = (
     "SLURM_*",
     "SLURMD_NODENAME",
@@ -52,6 +54,7 @@ PASSED_ENV = (
     "JUPYTERHUB_*",
     "JPY_*",
     "GPUPORTAL_*",
+    "DASK_*",
     "MEM_LIMIT",
     "CPU_LIMIT",
     "HOME",
@@ -63,6 +66,15 @@ PASSED_ENV = (
     "MASTER_ADDR",
     "MASTER_PORT",
 )
+# The node's Slurm client set-up, mounted read-only where it exists, so that srun, sbatch and
+# squeue in the image (its own Slurm commands, of the cluster's release) reach the cluster as
+# the job's: the configuration (slurm.conf, plugstack.conf, gres.conf) and munged's socket,
+# which vouches for the user (munged reads the caller's uid from the socket, the host's).
+MUNGE_SOCKET_DIR = os.environ.get("GPUPORTAL_MUNGE_SOCKET_DIR", "/run/munge")
+# The environment variable that carries, inside the image, the command prefix that runs a
+# task of srun (which runs on the node, outside any image) in the same image again:
+#   srun $GPUPORTAL_IN_IMAGE python train.py
+IN_IMAGE_ENV = "GPUPORTAL_IN_IMAGE"
 # Seconds between the container's SIGTERM and its SIGKILL: within Slurm's KillWait (5 s on the
 # local cluster, 30 s by default), with room for `podman rm` after it.
 STOP_GRACE_S = 2
@@ -142,7 +154,25 @@ def mounts(env: Mapping[str, str], extra: Sequence[str], *, cwd: str) -> list[st
             kept.append(path)
     options = [f"--volume={path}:{path}" for path in kept]
     options += [f"--volume={name}:{name}:ro" for name in ("/etc/hosts", "/etc/resolv.conf")]
+    options += [f"--volume={path}:{path}:ro" for path in slurm_client_paths(env)]
     return options
+
+
+def slurm_client_paths(env: Mapping[str, str]) -> list[str]:
+    """The Slurm configuration's folder (SLURM_CONF's, or /etc/slurm) and munged's socket
+    folder, those of them the node has."""
+    conf = env.get("SLURM_CONF") or "/etc/slurm/slurm.conf"
+    wanted = (os.path.dirname(os.path.realpath(conf)), MUNGE_SOCKET_DIR)
+    return [path for path in wanted if os.path.isdir(path)]
+
+
+def in_image_prefix(image: str, extra_mounts: Sequence[str]) -> str:
+    """The command, for the node outside the image, that runs what follows it in the image:
+    this module, with the node's Python that runs it now."""
+    argv = [sys.executable, "-m", "gpuportal_session.container", "--image", image]
+    for mount in extra_mounts:
+        argv += ["--mount", mount]
+    return shlex.join([*argv, "--"])
 
 
 def container_name(env: Mapping[str, str]) -> str:
@@ -161,6 +191,7 @@ def run_argv(
     devices: Sequence[str],
     volumes: Sequence[str],
     cwd: str,
+    settings: Mapping[str, str] | None = None,
 ) -> list[str]:
     return [
         PODMAN,
@@ -182,6 +213,7 @@ def run_argv(
         "--log-driver=passthrough",
         f"--workdir={cwd}",
         *[f"--env={name_}" for name_ in PASSED_ENV],
+        *[f"--env={key}={value}" for key, value in (settings or {}).items()],
         *devices,
         *volumes,
         image,
@@ -261,6 +293,7 @@ def run(image: str, command: Sequence[str], extra_mounts: Sequence[str]) -> int:
         devices=devices,
         volumes=mounts(env, extra_mounts, cwd=cwd),
         cwd=cwd,
+        settings={IN_IMAGE_ENV: in_image_prefix(image, extra_mounts)},
     )
     # A container of this name left by an earlier try of the same job (a requeue).
     _podman(["rm", "--force", "--ignore", name], env, check=False)

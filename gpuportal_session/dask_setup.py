@@ -31,6 +31,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -159,6 +160,14 @@ def private_folder(root: Path, job_id: str) -> Path:
     return root / job_id
 
 
+def worker_python(env: Mapping[str, str] = os.environ) -> str:
+    """The workers' Python: this session's. In a container image, the workers' jobs run on
+    nodes outside it: the image's Python, in the same image again (gpuportal_session.container
+    says how, in GPUPORTAL_IN_IMAGE)."""
+    in_image = env.get("GPUPORTAL_IN_IMAGE", "")
+    return f"{in_image} {sys.executable}" if in_image else sys.executable
+
+
 def prepare(host: str) -> None:
     """Called by gpuportal-singleuser before JupyterLab starts; never a reason not to start
     (without it, Dask simply has its defaults)."""
@@ -170,7 +179,7 @@ def prepare(host: str) -> None:
         atexit.register(shutil.rmtree, directory, True)
         make_key_pair(directory, os.environ.get("USER", "user"))
         config = session_config(
-            dict(os.environ), python=sys.executable, host=host, home=Path.home(), tls=directory
+            dict(os.environ), python=worker_python(), host=host, home=Path.home(), tls=directory
         )
         write_config(directory, config)
         # The dashboards' sockets: on this node (a unix socket on a network home may not

@@ -166,7 +166,10 @@ build_session_image() {
     else
         say "no CPU build of PyTorch in $WHEELS: the session image has no PyTorch"
     fi
+    # Slurm's commands of the base's release, the cluster's (Debian 12: 22.05), for srun and
+    # sbatch in a session's terminal.
     podman build --network host --build-arg "BASE_IMAGE=$BASE" --label "org.gpuportal.source=$stamp" \
+        --build-arg SLURM_CLIENT=slurm-client \
         --volume /etc/ssl/certs/ca-certificates.crt:/run/host-ca.pem:ro --build-arg HOST_CA=/run/host-ca.pem \
         "${torch[@]}" \
         --ignorefile "$REPO/deploy/docker/session.containerignore" \

@@ -198,8 +198,9 @@ def test_jupyterlab_runs_in_the_image_with_the_jobs_gpus_and_her_home(
     # The job's one GPU as Slurm set it: its variable, and its device file alone.
     assert inside["cuda"] is not None and len(inside["cuda"].split(",")) == 1
     assert len(inside["devices"]) == 1, inside["devices"]
-    # The node's own files stay out; the home is hers, written as her.
-    assert inside["slurm_conf"] is False
+    # Of the node's own files, Slurm's client set-up alone is in (for srun and sbatch in the
+    # image: test_container_slurm); the home is hers, written as her.
+    assert inside["slurm_conf"] is True
     assert marker.read_text() == "from the image"
     assert marker.stat().st_uid == pwd.getpwnam("alice").pw_uid
     marker.unlink()

@@ -71,7 +71,10 @@ def test_a_cdi_spec_of_nvidia_gpus_is_found(tmp_path: Path) -> None:
     assert container.cdi_has_nvidia([tmp_path, tmp_path / "absent"])
 
 
-def test_home_shared_and_project_areas_are_mounted_once_each(tmp_path: Path) -> None:
+def test_home_shared_and_project_areas_are_mounted_once_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(container, "MUNGE_SOCKET_DIR", str(tmp_path / "no-munge"))
     home = tmp_path / "home" / "alice"
     (home / "work").mkdir(parents=True)
     (home / ".jupyterhub-logs").mkdir()
@@ -84,6 +87,7 @@ def test_home_shared_and_project_areas_are_mounted_once_each(tmp_path: Path) -> 
         "GPUPORTAL_SHARED_DIR": str(shared),
         "JUPYTERHUB_SSL_KEYFILE": str(home / ".jupyterhub-logs" / "session.key"),
         "JUPYTERHUB_SSL_CLIENT_CA": "/etc/gpuportal/ca/notebooks-ca.crt",
+        "SLURM_CONF": str(tmp_path / "no-slurm" / "slurm.conf"),
     }
     options = container.mounts(env, [str(projects), "/no/such/area"], cwd=str(home / "work"))
     assert sorted(options) == sorted(
@@ -96,6 +100,43 @@ def test_home_shared_and_project_areas_are_mounted_once_each(tmp_path: Path) -> 
             "--volume=/etc/resolv.conf:/etc/resolv.conf:ro",
         ]
     )
+
+
+def test_the_nodes_slurm_client_set_up_is_mounted_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """srun and sbatch in the image read the node's slurm.conf and ask the node's munged."""
+    conf = tmp_path / "slurm-conf"
+    conf.mkdir()
+    munge = tmp_path / "munge"
+    munge.mkdir()
+    monkeypatch.setattr(container, "MUNGE_SOCKET_DIR", str(munge))
+    options = container.mounts({"SLURM_CONF": str(conf / "slurm.conf")}, [], cwd="/nowhere")
+    assert f"--volume={conf}:{conf}:ro" in options
+    assert f"--volume={munge}:{munge}:ro" in options
+    # A node without munge (auth/slurm, or none): nothing mounted for it.
+    monkeypatch.setattr(container, "MUNGE_SOCKET_DIR", str(tmp_path / "absent"))
+    assert not any("absent" in option for option in container.mounts({}, [], cwd="/nowhere"))
+
+
+def test_a_task_of_srun_can_run_in_the_same_image() -> None:
+    """srun's tasks run on the node, outside the image; the image's environment has the prefix
+    that runs one in the image again, with the same mounts."""
+    prefix = container.in_image_prefix("/srv/images/a b.tar", ["/projects"])
+    assert prefix == (
+        f"{sys.executable} -m gpuportal_session.container --image '/srv/images/a b.tar'"
+        " --mount /projects --"
+    )
+    argv = container.run_argv(
+        "localhost/x:1",
+        ["bash"],
+        name="n",
+        devices=[],
+        volumes=[],
+        cwd="/",
+        settings={container.IN_IMAGE_ENV: prefix},
+    )
+    assert f"--env=GPUPORTAL_IN_IMAGE={prefix}" in argv
 
 
 def test_one_container_per_job_or_per_task() -> None:

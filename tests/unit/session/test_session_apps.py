@@ -5,6 +5,7 @@ import json
 import os
 import socket
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -95,6 +96,14 @@ def test_dask_workers_are_jobs_of_the_session(tmp_path):
     assert slurm["scheduler-options"]["host"] == "10.42.0.11"
     link = config["distributed"]["dashboard"]["link"]
     assert link.format(port=8787) == "/user/alice/dask-dashboard/8787/status"
+
+
+def test_dask_workers_of_a_container_session_run_in_its_image():
+    """A worker's job runs on a node outside the session's image: its Python is run in the
+    image again, by the prefix the image's runner put in the environment."""
+    assert dask_setup.worker_python({}) == sys.executable
+    prefix = "/opt/gpuportal/venv/bin/python -m gpuportal_session.container --image /i.tar --"
+    assert dask_setup.worker_python({"GPUPORTAL_IN_IMAGE": prefix}) == f"{prefix} {sys.executable}"
 
 
 def test_dask_reads_the_written_config(tmp_path, monkeypatch):
