@@ -357,8 +357,9 @@ c.JupyterHub.services = [
     {
         "name": "spawn-resumer",
         "command": hub_service("gpuportal_spawner.resume_service"),
-        # The same Slurm settings as the spawner's.
-        "environment": cluster_env,
+        # The same Slurm settings as the spawner's; it also removes named servers never started
+        # (two looks in a row, ten of the hub's poll intervals apart: 5 min by default).
+        "environment": {**cluster_env, "PORTAL_SWEEP_SECONDS": str(10 * settings.poll_interval)},
     },
 ]
 # jupyterhub-idle-culler stops idle sessions; the hub tells it which are due (its arbiter).

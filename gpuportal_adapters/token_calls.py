@@ -56,6 +56,9 @@ async def call(
         request_timeout=timeout,
         connect_timeout=timeout,
         ssl_options=tls,
+        # JupyterHub's DELETE of a server takes a body ({"remove": true}), as its idle culler
+        # sends it; tornado refuses a DELETE with a body unless told.
+        allow_nonstandard_methods=method == "DELETE" and body is not None,
     )
     for attempt in range(attempts):
         try:

@@ -61,9 +61,11 @@ async def user_boards(user: Any, db: Any) -> list[dict[str, Any]]:
     return [board_model(user, user.spawners[name], db) for name in names]
 
 
-def shared_with(user: Any, db: Any, base_url: str) -> list[dict[str, Any]]:
+async def shared_with(user: Any, db: Any, users: Any, base_url: str) -> list[dict[str, Any]]:
     """Other users' boards shared with one of the user's groups: owner, folder, link, state
-    (the home page's "Shared with you", so that nobody needs to be sent the URL)."""
+    (the home page's "Shared with you", so that nobody needs to be sent the URL). users: the
+    hub's users (a handler's `users`), to ask a running board's owner's spawner whether it
+    still runs: it ends with its owner's session, which the hub learns only at its next poll."""
     group_ids = [group.id for group in user.groups]
     if not group_ids:
         return []
@@ -72,6 +74,10 @@ def shared_with(user: Any, db: Any, base_url: str) -> list[dict[str, Any]]:
         spawner, owner = share.spawner, share.owner
         if spawner is None or owner is None or owner.id == user.id or not is_board(spawner.name):
             continue
+        if spawner.server is not None and (owner.name, spawner.name) not in seen:
+            running = users[owner].spawners[spawner.name]
+            if running.ready:
+                await running.poll_and_notify()
         entry = seen.setdefault(
             (owner.name, spawner.name),
             {
@@ -105,7 +111,7 @@ class BoardsHandler(JsonHandler):
             {
                 "boards": await user_boards(user, self.db),
                 "groups": groups,
-                "shared_with_you": shared_with(user, self.db, self.base_url),
+                "shared_with_you": await shared_with(user, self.db, self.users, self.base_url),
             }
         )
 

@@ -5,7 +5,10 @@ Slurm queue is let go (the spawner keeps its job and marks the server `resume_jo
 service asks Slurm once for every live job tagged by this hub (gpuportal_core.tags), asks the hub
 about just those servers, and starts again each one that the hub let go, with the key
 `resume_job`: the spawn then takes over that job and never submits another. It needs neither
-the portal nor a list of all users.
+the portal nor a list of all users for that.
+
+Every few minutes it also removes named servers whose spawn page was opened but that were never
+started (gpuportal_spawner.never_started), one paged list of the hub's users.
 """
 
 from __future__ import annotations
@@ -14,8 +17,11 @@ import asyncio
 import itertools
 import logging
 import os
+import time
 from typing import Any
 from urllib.parse import quote
+
+from pydantic import Field
 
 from gpuportal_adapters import token_calls
 from gpuportal_adapters.hub_tls import client_context
@@ -24,6 +30,7 @@ from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_adapters.token_calls import CallFailed
 from gpuportal_core.lifecycle import LIVE
 from gpuportal_core.tags import SessionTag, parse_tag
+from gpuportal_spawner import never_started
 
 log = logging.getLogger("spawner.resume")
 
@@ -116,11 +123,21 @@ async def resume_once(hub: HubAPI, slurm: SlurmClient, hub_id: str) -> list[str]
     return resumed
 
 
+class ResumerSettings(ClusterSettings):
+    sweep_seconds: float = Field(
+        300.0,
+        description="Seconds between two looks for named servers whose spawn page was opened "
+        "but that were never started (removed when two looks in a row find one).",
+    )
+
+
 async def main_async() -> None:
-    settings = ClusterSettings()
+    settings = ResumerSettings()
     hub = HubAPI(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"])
     slurm = SlurmClient(timeout=settings.slurm_timeout, bin_dir=settings.slurm_bin_dir)
     hub_id = settings.hub_id
+    seen: set[tuple[str, str]] = set()
+    swept = time.monotonic()
     # The hub lets go of waiting spawns while it checks its servers at start-up, which runs
     # alongside this service: look again every little while rather than once.
     for round_number in itertools.count():
@@ -130,6 +147,14 @@ async def main_async() -> None:
                 log.info("Resumed the servers of %s", ", ".join(resumed))
         except (CallFailed, OSError, SlurmError) as error:
             log.info("Could not look for servers to resume: %s", error)
+        if time.monotonic() - swept >= settings.sweep_seconds:
+            swept = time.monotonic()
+            try:
+                removed = await never_started.sweep(hub.call, seen)
+                if removed:
+                    log.info("Removed named servers never started: %s", ", ".join(removed))
+            except (CallFailed, OSError) as error:
+                log.info("Could not look for named servers never started: %s", error)
         # Often in the first two minutes after a hub start, then every half minute (one squeue).
         await asyncio.sleep(3 if round_number < 40 else 30)
 

@@ -42,6 +42,9 @@ class Answers(RequestHandler):
     def post(self) -> None:
         self._answer()
 
+    def delete(self) -> None:
+        self._answer()
+
 
 @pytest.fixture
 async def server() -> AsyncIterator[tuple[str, list[tuple[int, str]], list[dict[str, str]]]]:
@@ -63,6 +66,14 @@ async def test_the_token_goes_and_json_comes_back(server) -> None:
     script.append((200, json.dumps({"cull": True})))
     assert await call(url, token="t0k", method="POST", body={"user": "alice"}) == {"cull": True}
     assert seen == [{"method": "POST", "token": "token t0k", "body": '{"user": "alice"}'}]
+
+
+async def test_a_delete_carries_its_body(server) -> None:
+    """JupyterHub removes a named server on a DELETE whose body says {"remove": true}."""
+    url, script, seen = server
+    script.append((200, ""))
+    assert await call(url, token="t0k", method="DELETE", body={"remove": True}) is None
+    assert seen == [{"method": "DELETE", "token": "token t0k", "body": '{"remove": true}'}]
 
 
 async def test_a_restarting_hub_is_asked_again_and_a_refusal_is_not(server) -> None:
