@@ -93,6 +93,12 @@ EOF
     rm -rf "$DIR/templates"
     cp -r /usr/share/lemonldap-ng/portal/templates "$DIR/templates"
     sed -i '/<!--\[if lt IE 9\]>/,/<!\[endif\]-->/d' "$DIR/templates/bootstrap/header.tpl"
+    # A refused code's page offers "Try again" back into the same sign-in (sso_skin/).
+    rm -rf "$DIR/gpportal"
+    install -d -m 0755 "$DIR/gpportal"
+    install -m 0644 "$HERE/sso_skin/sign-in-again.js" "$DIR/gpportal/"
+    printf '    <script type="text/javascript" src="/gpportal/sign-in-again.js"></script>\n' \
+        >>"$DIR/templates/bootstrap/customhead.tpl"
     touch "$DIR/log/nginx-error.log" "$LOG_DIR/portal.log"
     chown -R "$ACCOUNT:$ACCOUNT" "$DIR"
     chown "$ACCOUNT:$SERVICE_USER" "$LOG_DIR/portal.log"
@@ -146,7 +152,12 @@ start() {
     fi
     for _ in $(seq 100); do [ -S "$DIR/run/llng.sock" ] && break; sleep 0.1; done
     [ -S "$DIR/run/llng.sock" ] || die "the FastCGI server did not start ($LOG_DIR/portal.log)"
-    alive "$DIR/run/nginx.pid" || as_account nginx -c "$DIR/nginx.conf" -p "$DIR" 2>>"$DIR/log/nginx-error.log"
+    # A running nginx reads the configuration prepare wrote again (a newer checkout's).
+    if alive "$DIR/run/nginx.pid"; then
+        as_account nginx -c "$DIR/nginx.conf" -p "$DIR" -s reload 2>>"$DIR/log/nginx-error.log"
+    else
+        as_account nginx -c "$DIR/nginx.conf" -p "$DIR" 2>>"$DIR/log/nginx-error.log"
+    fi
     for _ in $(seq 100); do answers && break; sleep 0.2; done
     if ! answers; then
         grep -F '[error]' "$LOG_DIR/portal.log" 2>/dev/null | tail -3 | sed 's/^/[sso] its log: /' >&2

@@ -22,8 +22,10 @@ from tests.integration.conftest import cancel_user_jobs
 from tests.integration.test_docs_screenshots import folder
 from tests.integration.test_preflight import preflight
 from tests.sso import (
+    PASSWORDS,
     PROVIDER,
     SSO_SH,
+    code,
     sign_in,
     sign_in_in_browser,
     start_provider,
@@ -127,6 +129,24 @@ def test_a_wrong_code_is_refused_by_the_provider(sso_hub: Hub, browser: Any) -> 
     # The provider's log says so, and the hub audits it as a failed login (provider_log).
     refused = audited_refusal(sso_hub, "erin")
     assert refused["why"] == "second factor refused"
+
+
+def test_after_a_wrong_code_try_again_leads_back_to_the_hub(sso_hub: Hub, browser: Any) -> None:
+    """Issue 54, item 11: the provider's refusal offered only "Go to portal", its own menu;
+    its button now reads "Try again" and keeps the hub's sign-in request. frank: no other
+    test of this module refuses him, so the provider's brute-force guard leaves him alone."""
+    page = sign_in_page(browser, sso_hub, "frank", totp=wrong_code("frank"))
+    again = page.locator("#gp-sign-in-again")
+    assert again.inner_text().strip() == "Try again", page.inner_text("body")
+    again.click()
+    page.fill("input[name=user]", "frank")
+    page.fill("input[name=password]", PASSWORDS["frank"])
+    page.click("button[type=submit]")
+    page.fill("input[name=code]", code("frank"))
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{sso_hub.url}/hub/**")
+    assert page.inner_text("#gp-nav-user, .navbar", timeout=10_000).count("frank") >= 1
+    page.context.close()
 
 
 def test_a_wrong_password_at_the_provider_is_audited_by_the_hub(sso_hub: Hub) -> None:
