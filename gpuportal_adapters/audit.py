@@ -46,6 +46,9 @@ ACTIONS: dict[str, str] = {
     "job_submit": "A batch job submitted: record, job, name, launcher, nodes, gpus_per_node, "
     "partition, array.",
     "job_cancel": "A batch job cancelled: record, job.",
+    "maintenance_create": "A maintenance window planned (a Slurm MAINT reservation): name, "
+    "start, end, nodes.",
+    "maintenance_cancel": "A maintenance window cancelled (its reservation deleted): name.",
 }
 _log = logging.getLogger(__name__)
 MAX_BYTES = 10 * 1024 * 1024

@@ -302,6 +302,14 @@ class SlurmClient:
             _raise_for(argv, result)
         return parse_reservations(result.stdout)
 
+    async def change_reservation(self, args: Sequence[str]) -> None:
+        """scontrol create/delete reservation ARGS, as this process's own Slurm user: Slurm
+        lets operators make reservations (the portal's account is one), not users."""
+        argv = [self._bin + "scontrol", *args]
+        result = await run_command(argv, timeout=self._timeout)
+        if result.returncode != 0:
+            _raise_for(argv, result)
+
     async def partitions(self) -> dict[str, Partition]:
         """Every partition's time limit and node shapes (one sinfo)."""
         argv = [self._bin + "sinfo", "--noheader", f"--format={SINFO_FORMAT}"]

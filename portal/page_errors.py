@@ -9,6 +9,18 @@ from fastapi.exception_handlers import http_exception_handler
 from starlette.exceptions import HTTPException
 
 from gpuportal_portal import pages
+from gpuportal_portal.identity import COOKIE_NAME, Caller, HubIdentity, MissingScope
+
+
+async def _signed_in(request: Request) -> Caller | None:
+    """Who reads the page, from the portal's cookie, for the navigation bar and the notices
+    every page has (nobody, when there is no cookie or the hub does not know it)."""
+    identity: HubIdentity = request.app.state.identity
+    token = request.cookies.get(COOKIE_NAME, "")
+    try:
+        return await identity.caller_for_token(token) if token else None
+    except MissingScope:
+        return None
 
 
 def add_page_not_found(app: FastAPI) -> None:
@@ -22,6 +34,7 @@ def add_page_not_found(app: FastAPI) -> None:
             request,
             "message.html",
             {
+                "caller": await _signed_in(request),
                 "title": "There is nothing here",
                 "message": error.detail
                 if error.detail != "Not Found"

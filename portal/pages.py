@@ -25,6 +25,7 @@ NAV_ENTRY = {
     "environment_form.html": "profiles",
     "docs.html": "api",
     "audit.html": "profiles",
+    "maintenance.html": "profiles",
 }
 
 

@@ -162,3 +162,25 @@ class NoticePublic(BaseModel):
     ends_at: datetime
     groups: list[str]
     created_by: str
+
+
+class MaintenanceCreate(BaseModel):
+    """A maintenance window: from `starts_at` (default: now) until `ends_at`, the cluster's local
+    time, on `nodes` (ALL, or a Slurm list such as gpu[01-02]); with `notice`, a notice to
+    everyone until it ends."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    starts_at: datetime | None = None
+    ends_at: datetime
+    nodes: str = Field("ALL", max_length=500)
+    notice: bool = True
+
+
+class MaintenancePublic(BaseModel):
+    name: str
+    starts_at: datetime
+    ends_at: datetime
+    nodes: list[str]
+    whole_cluster: bool
+    running_now: bool
