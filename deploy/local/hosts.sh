@@ -67,6 +67,15 @@ make_host() {
     ip -n "$ns" addr replace "$(addr "$host")/24" dev eth0
     ip -n "$ns" link set eth0 up
     ip -n "$ns" route replace default via "$(addr hub)" dev eth0
+    # The machine's name servers are not the cluster's (it has none: names are in /etc/hosts):
+    # a query from a host fails at once instead of leaving the cluster's network and timing out.
+    local server
+    for server in $(awk '$1 == "nameserver" { print $2 }' /etc/resolv.conf); do
+        case $server in
+        127.* | *:* | "$NET".*) ;;
+        *) ip -n "$ns" route replace unreachable "$server/32" ;;
+        esac
+    done
     install -d -m 0755 "$UTS_DIR"
     if ! mountpoint -q "$UTS_DIR/$host"; then
         touch "$UTS_DIR/$host"
@@ -83,6 +92,15 @@ write_hosts_file() {  # our lines replaced, everyone else's kept; written in pla
         if [ "${1:-}" = with-ours ]; then
             for host in hub "${HOSTS[@]}"; do
                 printf '%s %s%s %s\n' "$(addr "$host")" "$host" "${FULL_NAME[$host]:+ ${FULL_NAME[$host]}}" "$MARK"
+            done
+            # The same addresses as a dual-stack socket sees its IPv4 peers (::ffff:a.b.c.d), so
+            # that a reverse lookup of one is answered here: PyTorch's rendezvous store asks for
+            # each peer's name, and glibc's files backend does not map these to IPv4 (it asked
+            # the DNS, which the hosts cannot reach: 10 s per peer, and a c10d warning). Under a
+            # name of their own: with the host's name on them, a lookup of `hub` gave both
+            # addresses, and the hub, binding to each, failed on the mapped one.
+            for host in hub "${HOSTS[@]}"; do
+                printf '::ffff:%s %s.ipv4-mapped %s\n' "$(addr "$host")" "$host" "$MARK"
             done
         fi
     } >/etc/hosts.gpuportal.tmp
