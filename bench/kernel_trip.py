@@ -159,4 +159,13 @@ class Kernel:
     def close(self) -> None:
         """The socket closed and the kernel shut down (as closing the notebook and its kernel)."""
         self._socket.close()
-        requests.delete(f"{self._base}/{self.kernel_id}", headers=self._headers, timeout=60)
+        # Once more on a connection that failed as it was made: the clean-clone run of
+        # 2026-11-28 met a TLS alert from the proxy on this one request, once, after the test
+        # itself had passed (a shut-down kernel is the same whichever try ends it).
+        for attempt in (1, 2):
+            try:
+                requests.delete(f"{self._base}/{self.kernel_id}", headers=self._headers, timeout=60)
+                return
+            except requests.ConnectionError:
+                if attempt == 2:
+                    raise
