@@ -70,7 +70,7 @@ make_host() {
     # The machine's name servers are not the cluster's (it has none: names are in /etc/hosts):
     # a query from a host fails at once instead of leaving the cluster's network and timing out.
     local server
-    for server in $(awk '$1 == "nameserver" { print $2 }' /etc/resolv.conf); do
+    for server in $(awk '$1 == "nameserver" { print $2 }' /etc/resolv.conf 2>/dev/null); do
         case $server in
         127.* | *:* | "$NET".*) ;;
         *) ip -n "$ns" route replace unreachable "$server/32" ;;
