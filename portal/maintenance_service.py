@@ -30,6 +30,10 @@ class NoSuchWindow(LookupError):
     pass
 
 
+class CancelRefused(RuntimeError):
+    """Slurm's words for a window it would not delete."""
+
+
 def node_names(slurm: SlurmClient) -> set[str]:
     """Every node Slurm knows (one sinfo)."""
     return {node.name for node in anyio.from_thread.run(slurm.gpu_nodes)}
@@ -46,11 +50,23 @@ def _window_of(reservation: Reservation) -> Window:
     return Window(reservation.start, reservation.end, nodes)
 
 
+def _cluster_time(moment: datetime, field: str) -> datetime:
+    """A time as Slurm reads it, the cluster's local time without a zone: one sent with a zone
+    (an API client's UTC, say) is turned into it; one without is taken as it is."""
+    if moment.tzinfo is None:
+        return moment
+    try:
+        return moment.astimezone().replace(tzinfo=None)
+    except (OverflowError, ValueError):  # at the very edge of the calendar
+        raise WindowRefused({field: "is not a time a window can have"}) from None
+
+
 def public(reservation: Reservation, now: datetime) -> MaintenancePublic:
     return MaintenancePublic(
         name=reservation.name,
-        starts_at=reservation.start,
-        ends_at=reservation.end,
+        # With the cluster's offset: Slurm's times are its local time, without a zone.
+        starts_at=reservation.start.astimezone(),
+        ends_at=reservation.end.astimezone(),
         nodes=list(reservation.nodes),
         whole_cluster="ALL_NODES" in reservation.flags,
         running_now=reservation.start <= now,
@@ -68,8 +84,9 @@ def schedule(
     """Make the window in Slurm, then its notice; RuleViolation (per field) when refused."""
     known = node_names(slurm)
     try:
+        starts = _cluster_time(data.starts_at, "starts_at") if data.starts_at else None
         window = maintenance.check_window(
-            data.starts_at, data.ends_at, data.nodes, known=known, now=now
+            starts, _cluster_time(data.ends_at, "ends_at"), data.nodes, known=known, now=now
         )
     except WindowRefused as refused:
         raise RuleViolation([Problem(f, m) for f, m in refused.problems.items()]) from None
@@ -94,7 +111,13 @@ def schedule(
         text = maintenance.notice_text(window, known)
         notice = NoticeCreate(text=text, level="warning", ends_at=window.end)
         notice_service.create(session, data=notice, actor=actor)
-    made = next(r for r in anyio.from_thread.run(slurm.reservations) if r.name == window.name)
+    made = next(
+        (r for r in anyio.from_thread.run(slurm.reservations) if r.name == window.name), None
+    )
+    if made is None:  # gone already (an admin's scontrol delete in between): as it was asked
+        made = Reservation(
+            window.name, window.start, window.end, tuple(window.node_names(known)), ()
+        )
     return public(made, now)
 
 
@@ -103,7 +126,12 @@ def cancel(session: Session, slurm: SlurmClient, *, name: str, actor: str, now: 
     reservation = next((r for r in _windows(slurm, now) if r.name == name), None)
     if reservation is None:
         raise NoSuchWindow(name)
-    anyio.from_thread.run(partial(slurm.change_reservation, maintenance.delete_argv(name)))
+    try:
+        anyio.from_thread.run(partial(slurm.change_reservation, maintenance.delete_argv(name)))
+    except SlurmUnavailable:
+        raise
+    except SlurmError as error:
+        raise CancelRefused(f"Slurm did not cancel {name}: {error.message}") from None
     audit("maintenance_cancel", user=actor, name=name)
     known = set(reservation.nodes)
     said = maintenance.notice_text(_window_of(reservation), known)

@@ -37,7 +37,7 @@ def create_maintenance(
 
 
 @router.delete(
-    "/maintenance/{name}", status_code=status.HTTP_204_NO_CONTENT, responses=declared(404)
+    "/maintenance/{name}", status_code=status.HTTP_204_NO_CONTENT, responses=declared(404, 409)
 )
 def cancel_maintenance(name: str, session: SessionDep, slurm: SlurmDep, admin: ApiAdmin) -> None:
     """Cancel a maintenance window (scontrol delete reservation), and the notice made with it."""
@@ -47,3 +47,5 @@ def cancel_maintenance(name: str, session: SessionDep, slurm: SlurmDep, admin: A
         raise HTTPException(
             status.HTTP_404_NOT_FOUND, f"No maintenance window {name} ahead or under way."
         ) from None
+    except maintenance_service.CancelRefused as refused:
+        raise HTTPException(status.HTTP_409_CONFLICT, str(refused)) from None

@@ -27,8 +27,9 @@ def _page(
     *,
     errors: dict[str, str] | None = None,
     form: dict[str, str] | None = None,
+    problem: str = "",
 ) -> HTMLResponse:
-    windows, slurm_error, names = [], "", []
+    windows, slurm_error, names = [], problem, []
     try:
         windows = maintenance_service.list_windows(slurm, datetime.now())
         names = sorted(maintenance_service.node_names(slurm))
@@ -47,7 +48,7 @@ def _page(
             "example_nodes": ", ".join(names[:2]) or "gpu01, gpu02",
             "saved": saved_note(saved, {w.name for w in windows}),
         },
-        status_code=422 if errors else 200,
+        status_code=422 if errors else 409 if problem else 200,
     )
 
 
@@ -117,4 +118,6 @@ def cancel_window(
         maintenance_service.cancel(session, slurm, name=name, actor=admin.name, now=datetime.now())
     except maintenance_service.NoSuchWindow:
         return pages.not_found(request, "maintenance window", name)
+    except maintenance_service.CancelRefused as refused:
+        return _page(request, slurm, admin, problem=str(refused))
     return _back(request, "cancelled", name)

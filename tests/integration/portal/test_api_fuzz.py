@@ -63,6 +63,10 @@ def _fuzz(api: schemathesis.schemas.BaseSchema, token: str) -> list[str]:
     failed = []
     for result in api.get_all_operations():
         operation = result.ok()
+        if "/maintenance" in operation.path and operation.method.upper() != "GET":
+            # A window it made would hold the shared cluster's nodes from the other lane's
+            # tests: fuzzed against a stand-in Slurm in tests/unit/portal/test_maintenance.py.
+            continue
 
         @given(case=operation.as_strategy())
         @settings(
