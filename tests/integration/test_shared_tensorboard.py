@@ -5,11 +5,13 @@ when she stops sharing or her session ends. Real Slurm, LDAP, hub and Chromium."
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.integration.conftest import Hub, squeue, wait_for
+from tests.integration.test_docs_screenshots import folder
 from tests.integration.test_live_profiles import log_in
 from tests.integration.test_tensorboard_folder import start_with_runs
 
@@ -25,7 +27,7 @@ def board_steps() -> list[str]:
 
 
 def test_a_shared_tensorboard_is_the_groups_and_nothing_more(
-    hub: Hub, clean: None, browser: Any
+    hub: Hub, clean: None, browser: Any, tmp_path: Path
 ) -> None:
     # The browser logs in first: with a running server, the login goes on to JupyterLab.
     alice = log_in(browser, hub, "alice", "alice-demo")
@@ -101,6 +103,13 @@ def test_a_shared_tensorboard_is_the_groups_and_nothing_more(
     # offered JupyterHub's "Launch Server tb-runs", nor the GPU spawn form behind it.
     bob.goto(hub.url + BOARD)
     bob.wait_for_selector("#board-ended")
+    shots = folder(tmp_path)
+    shots.mkdir(parents=True, exist_ok=True)
+    for mode in ("light", "dark"):
+        bob.emulate_media(color_scheme=mode)
+        bob.reload()
+        bob.wait_for_selector("#board-ended")
+        bob.screenshot(path=str(shots / f"issue54-board-ended-{mode}.png"))
     said = "alice's board “tb-runs” ran inside their session, which has stopped"
     assert said in bob.inner_text(".gp-error-page")
     assert bob.query_selector("#start") is None

@@ -131,13 +131,16 @@ def test_a_wrong_code_is_refused_by_the_provider(sso_hub: Hub, browser: Any) -> 
     assert refused["why"] == "second factor refused"
 
 
-def test_after_a_wrong_code_try_again_leads_back_to_the_hub(sso_hub: Hub, browser: Any) -> None:
+def test_after_a_wrong_code_try_again_leads_back_to_the_hub(
+    sso_hub: Hub, browser: Any, tmp_path: Path
+) -> None:
     """Issue 54, item 11: the provider's refusal offered only "Go to portal", its own menu;
     its button now reads "Try again" and keeps the hub's sign-in request. frank: no other
     test of this module refuses him, so the provider's brute-force guard leaves him alone."""
     page = sign_in_page(browser, sso_hub, "frank", totp=wrong_code("frank"))
     again = page.locator("#gp-sign-in-again")
     assert again.inner_text().strip() == "Try again", page.inner_text("body")
+    page.screenshot(path=str(folder(tmp_path) / "issue54-sso-try-again-light.png"))
     again.click()
     page.fill("input[name=user]", "frank")
     page.fill("input[name=password]", PASSWORDS["frank"])
