@@ -91,13 +91,14 @@ def _in_words(item: Any) -> str:
     return words.get(item["type"]) or str(item["msg"]).removeprefix("Value error, ")
 
 
-def after_save(request: Request, what: str, slug: str) -> RedirectResponse:
-    """Back to the admin page, which then says what was saved (saved_note).
+def after_save(request: Request, what: str, slug: str, page: str = "/admin") -> RedirectResponse:
+    """Back to the admin page (or another of the portal's pages), which then says what was
+    saved (saved_note).
 
     Post/redirect/get: a reload of the list never re-submits the form."""
     prefix: str = request.app.state.settings.prefix
     query = urlencode({"saved": f"{what}:{slug}"})
-    return RedirectResponse(f"{prefix}/admin?{query}", status.HTTP_303_SEE_OTHER)
+    return RedirectResponse(f"{prefix}{page}?{query}", status.HTTP_303_SEE_OTHER)
 
 
 SAVED_RE = re.compile(r"(profile|environment|order|notice|removed|deleted):([a-z0-9-]{1,40})")

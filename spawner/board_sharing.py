@@ -17,8 +17,9 @@ from jupyterhub import orm
 from jupyterhub.utils import url_path_join
 from tornado import web
 
+from gpuportal_core.boards import BOARD_PREFIX, is_board
 from gpuportal_spawner.audit import audit
-from gpuportal_spawner.board_spawner import BOARD_PREFIX, check_folder, hosting_session, is_board
+from gpuportal_spawner.board_spawner import check_folder, hosting_session
 from gpuportal_spawner.json_handler import JsonHandler
 
 BOARDS_PATH = "gpuportal/tensorboards"

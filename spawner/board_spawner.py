@@ -25,12 +25,7 @@ from gpuportal_spawner.errors import spawn_error
 from gpuportal_spawner.job_files import JobFiles
 from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 
-BOARD_PREFIX = "tb-"
 START_TIMEOUT_S = 90
-
-
-def is_board(server_name: str) -> bool:
-    return server_name.startswith(BOARD_PREFIX)
 
 
 def check_folder(folder: str) -> str:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gpuportal_core.boards import is_board
 from gpuportal_spawner.board_sharing import count_boards
-from gpuportal_spawner.board_spawner import is_board
 from gpuportal_spawner.errors import spawn_error
 
 # Stopped named sessions kept besides the running ones; past that, one must be removed.

@@ -11,18 +11,12 @@ loses nothing: its Start makes the record again (SpawnHandler.post).
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
 from gpuportal_adapters.token_calls import CallFailed
-
-# Shared TensorBoards are named servers of their own kind (gpuportal_spawner.board_spawner).
-BOARD_PREFIX = "tb-"
-PAGE = 200  # users per page of the hub's list
-
-Call = Callable[[str, str, Any], Awaitable[Any]]
-
+from gpuportal_core.boards import is_board
+from gpuportal_spawner.hub_users import Call, each_user
 
 # What a server's state keeps when a record that never ran still means something: why its
 # last start ended (the home page's card), a queued job to take back after a hub restart
@@ -36,7 +30,7 @@ def never_started(name: str, server: dict[str, Any]) -> bool:
     state = server.get("state") or {}
     return bool(
         name
-        and not name.startswith(BOARD_PREFIX)
+        and not is_board(name)
         and not server.get("ready")
         and not server.get("pending")
         and not server.get("started")
@@ -55,19 +49,10 @@ async def sweep(call: Call, seen: set[tuple[str, str]]) -> list[str]:
     for a start under way) is left for the next look.
     """
     found: set[tuple[str, str]] = set()
-    offset = 0
-    while True:
-        page = await call(
-            "GET", f"/users?include_stopped_servers=1&offset={offset}&limit={PAGE}", None
-        )
-        for user in page.get("items") or []:
-            for name, server in (user.get("servers") or {}).items():
-                if never_started(name, server or {}):
-                    found.add((user["name"], name))
-        following = (page.get("_pagination") or {}).get("next")
-        if not following:
-            break
-        offset = following["offset"]
+    async for listed in each_user(call, "include_stopped_servers=1"):
+        for name, server in (listed.get("servers") or {}).items():
+            if never_started(name, server or {}):
+                found.add((listed["name"], name))
     due = sorted(found & seen)
     seen.clear()
     seen.update(found - set(due))

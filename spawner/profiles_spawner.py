@@ -25,6 +25,7 @@ from traitlets import (
 )
 from wrapspawner import WrapSpawner
 
+from gpuportal_core.boards import is_board
 from gpuportal_core.culling import CullLimits
 from gpuportal_core.lifecycle import Stage
 from gpuportal_core.request import (
@@ -33,7 +34,7 @@ from gpuportal_core.request import (
     options_from_form_data,
     parse_user_options,
 )
-from gpuportal_spawner.board_spawner import SharedBoardSpawner, board_options, is_board
+from gpuportal_spawner.board_spawner import SharedBoardSpawner, board_options
 from gpuportal_spawner.errors import spawn_error
 from gpuportal_spawner.hub_app import plain_jupyterhub
 from gpuportal_spawner.named_sessions import check_running_limit

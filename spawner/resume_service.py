@@ -31,10 +31,10 @@ from gpuportal_adapters.token_calls import CallFailed
 from gpuportal_core.lifecycle import LIVE
 from gpuportal_core.tags import SessionTag, parse_tag
 from gpuportal_spawner import never_started
+from gpuportal_spawner.hub_users import each_user
 
 log = logging.getLogger("spawner.resume")
 
-PAGE = 200  # users per page of the hub's list
 RESUME_KEY = (
     "resume_job"  # gpuportal_spawner.profiles_spawner.RESUME_KEY (not imported: no hub imports)
 )
@@ -79,15 +79,9 @@ def to_resume(server: dict[str, Any] | None, job_id: str) -> dict[str, Any] | No
 async def active_servers(hub: HubAPI) -> set[tuple[str, str]]:
     """(user, server name) of every server the hub runs or is starting: one paged list."""
     active: set[tuple[str, str]] = set()
-    offset = 0
-    while True:
-        page = await hub.call("GET", f"/users?state=active&offset={offset}&limit={PAGE}")
-        for user in page.get("items") or []:
-            active |= {(user["name"], name) for name in user.get("servers") or {}}
-        following = (page.get("_pagination") or {}).get("next")
-        if not following:
-            return active
-        offset = following["offset"]
+    async for user in each_user(hub.call, "state=active"):
+        active |= {(user["name"], name) for name in user.get("servers") or {}}
+    return active
 
 
 async def resume_once(hub: HubAPI, slurm: SlurmClient, hub_id: str) -> list[str]:

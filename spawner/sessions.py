@@ -17,6 +17,7 @@ from typing import Any
 from tornado import web
 
 from gpuportal_adapters.slurm import SlurmError
+from gpuportal_core.boards import is_board
 from gpuportal_core.environments import SoftwareEnvironment
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.lifecycle import Stage
@@ -32,7 +33,6 @@ from gpuportal_core.session_clock import (
 from gpuportal_core.slurm_time import describe_runtime, format_runtime, parse_runtime
 from gpuportal_spawner import capacity
 from gpuportal_spawner.audit import audit
-from gpuportal_spawner.board_spawner import is_board
 from gpuportal_spawner.culling import cull_card
 from gpuportal_spawner.hub_state import hub_state
 from gpuportal_spawner.json_handler import JsonHandler

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from datetime import datetime
-from urllib.parse import urlencode
 
-from fastapi import APIRouter, Request, status
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse, Response
 from pydantic import ValidationError
 
 from gpuportal_adapters.slurm import SlurmError
@@ -17,6 +16,7 @@ from gpuportal_portal.profile_service import RuleViolation
 from gpuportal_portal.schemas import MaintenanceCreate
 
 router = APIRouter(include_in_schema=False)
+PAGE = "/admin/maintenance"
 BLANK = {"starts_at": "", "ends_at": "", "nodes": "ALL", "notice": "yes"}
 
 
@@ -62,12 +62,6 @@ def saved_note(saved: str, names: set[str]) -> str:
     return ""
 
 
-def _back(request: Request, what: str, name: str) -> RedirectResponse:
-    prefix: str = request.app.state.settings.prefix
-    query = urlencode({"saved": f"{what}:{name}"})
-    return RedirectResponse(f"{prefix}/admin/maintenance?{query}", status.HTTP_303_SEE_OTHER)
-
-
 @router.get("/admin/maintenance", response_class=HTMLResponse)
 def maintenance_page(request: Request, slurm: SlurmDep, admin: PageAdmin) -> HTMLResponse:
     return _page(request, slurm, admin)
@@ -99,7 +93,7 @@ def plan_window(
         )
     except (ValidationError, RuleViolation) as error:
         return _page(request, slurm, admin, errors=pages.field_errors(error), form=sent)
-    return _back(request, "planned", made.name)
+    return pages.after_save(request, "planned", made.name, page=PAGE)
 
 
 @router.post("/admin/maintenance/{name}/cancel", response_class=HTMLResponse)
@@ -120,4 +114,4 @@ def cancel_window(
         return pages.not_found(request, "maintenance window", name)
     except maintenance_service.CancelRefused as refused:
         return _page(request, slurm, admin, problem=str(refused))
-    return _back(request, "cancelled", name)
+    return pages.after_save(request, "cancelled", name, page=PAGE)

@@ -9,8 +9,9 @@ from typing import Any
 import pytest
 from jupyterhub import orm
 
+from gpuportal_core.boards import is_board
 from gpuportal_spawner.board_sharing import board_name, shared_with
-from gpuportal_spawner.board_spawner import check_folder, is_board
+from gpuportal_spawner.board_spawner import check_folder
 
 
 @pytest.mark.parametrize(
