@@ -51,6 +51,8 @@ class CommandResult:
     returncode: int
     stdout: str
     stderr: str
+    # stdout as the command wrote it, for a reader that counts bytes (a job's output by offset).
+    raw_stdout: bytes = b""
 
 
 # Called after each command with (command name, seconds, outcome: "ok", "error" or "timeout"):
@@ -139,7 +141,9 @@ async def run_command(
             raise
         returncode = proc.returncode if proc.returncode is not None else -1
         _observed(argv, started, "ok" if returncode == 0 else "error")
-        return CommandResult(returncode, out.decode(errors="replace"), err.decode(errors="replace"))
+        return CommandResult(
+            returncode, out.decode(errors="replace"), err.decode(errors="replace"), out
+        )
 
 
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:

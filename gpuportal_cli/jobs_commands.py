@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 import click
@@ -160,23 +161,53 @@ def register(cli: click.Group) -> None:
 
 
 def _follow(obj: Any, job_id: int) -> None:
-    """Print new output lines every 2 s until the job ends; exit with its exit code."""
-    printed: list[str] = []
+    """Print the job's output as it is written until it ends; exit with its exit code.
+
+    The output is read by byte offset (GET /jobs/{id}/output), so a burst between two looks
+    (a traceback of thirty frames) is printed whole; the job's last lines would skip some.
+    """
+    read = _OutputRead()
     while True:
+        # The state first: once it is final, the output read after it is all there is.
         job = obj.client.portal("GET", f"/jobs/{job_id}")
-        lines: list[str] = job["output_tail"]
-        # The tail is the last 30 lines: print what follows what was printed already.
-        overlap = next(
-            (n for n in range(min(len(printed), len(lines)), 0, -1) if printed[-n:] == lines[:n]),
-            0,
-        )
-        for line in lines[overlap:]:
-            click.echo(line)
-        printed = lines
+        for task in _output_tasks(job):
+            read.print_new(obj, job_id, task)
         if job["final"]:  # the portal says (gpuportal_core/states.py): nothing changes any more
             click.echo(f"#{job_id} {job['state'].lower()}, exit code {job['exit_code']}", err=True)
             raise SystemExit(job["exit_code"] or (0 if job["state"] == "COMPLETED" else 1))
         time.sleep(2)
+
+
+def _output_tasks(job: dict[str, Any]) -> list[str]:
+    """Whose output to read: the job's (""), or each started task's of an array job."""
+    if not job["request"].get("array"):
+        return [""]
+    started = (t for t, state in job["tasks"].items() if t.isdigit() and state != "PENDING")
+    return sorted(started, key=int)
+
+
+@dataclass
+class _OutputRead:
+    """How far the job's output (or each task's) was printed, and whose was printed last."""
+
+    offsets: dict[str, int] = field(default_factory=dict)
+    last_task: str = ""
+
+    def print_new(self, obj: Any, job_id: int, task: str) -> None:
+        """Print what the job (or one task) wrote since the last look; a task under a heading."""
+        while True:
+            params: dict[str, str | int] = {"offset": self.offsets.get(task, 0)}
+            if task:
+                params["task"] = task
+            part = obj.client.portal("GET", f"/jobs/{job_id}/output", params=params)
+            if part["text"]:
+                if task and task != self.last_task:
+                    click.echo(f"==> task {task} <==")
+                    self.last_task = task
+                click.echo(part["text"], nl=False)
+            self.offsets[task] = part["next_offset"]
+            if not part["more"]:
+                return
 
 
 def _use(obj: Any, job: dict[str, Any]) -> dict[str, Any] | None:

@@ -56,6 +56,11 @@ USER_COMMANDS: tuple[UserCommand, ...] = (
         "read a job's output, a session's log and its GPU readings in the user's home",
     ),
     UserCommand(
+        "dd",
+        rf"^if={_PATH} iflag=skip_bytes,count_bytes skip=[0-9]+ count=[0-9]+ status=none$",
+        "read a job's output from where its follower left off (gpuportal jobs ... --follow)",
+    ),
+    UserCommand(
         "test",
         rf"^-[dfrwx] {_PATH}( -a -[dfrwx] {_PATH})*$",
         "check a job's folder or script as the user sees it (homes may be root-squashed)",

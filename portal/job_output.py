@@ -1,10 +1,13 @@
 """A job's output, read and written as its user: the folder it is written to (made once a
-minute at most), and the last lines of its files for the job's page and API."""
+minute at most), the last lines of its files for the job's page and API, and its text from a
+byte offset on, for a follower that must not miss a line however fast the job writes."""
 
 from __future__ import annotations
 
+import codecs
 import logging
 import time
+from dataclasses import dataclass
 
 from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_portal.models import JobRecord
@@ -52,3 +55,71 @@ async def output_tail(slurm: SlurmClient, record: JobRecord, lines: int = 30) ->
         return []
     # Non-zero also when one task's file is not there yet: what tail did read still counts.
     return result.stdout.splitlines()
+
+
+# At most this much of a job's output per request: a follower asks again at once for the rest.
+OUTPUT_PART_BYTES = 65536
+
+
+class NoSuchOutput(LookupError):
+    """The job has no such output file: a task the array job does not have."""
+
+
+class TaskNeeded(ValueError):
+    """An array job's output was asked for without saying whose task."""
+
+
+@dataclass(frozen=True)
+class OutputPart:
+    text: str
+    next_offset: int  # ask from here next
+    more: bool  # the file already holds more past next_offset
+
+
+def output_file(record: JobRecord, task: str | None) -> str:
+    """The one file a follower reads: the job's, or one task's of an array."""
+    if "%a" not in record.output:
+        return record.output
+    if task is None:
+        raise TaskNeeded("This is an array job: say which task's output you want (task=N).")
+    if task not in record.tasks or not task.isdigit():
+        known = ", ".join(sorted((t for t in record.tasks if t.isdigit()), key=int)) or "none yet"
+        raise NoSuchOutput(f"The job has no task {task!r} (its tasks: {known}).")
+    return record.output.replace("%a", task)
+
+
+async def output_from(
+    slurm: SlurmClient,
+    record: JobRecord,
+    offset: int,
+    task: str | None = None,
+    size: int = OUTPUT_PART_BYTES,
+) -> OutputPart:
+    """The job's output from byte `offset` on, at most `size` bytes of it, read as its user.
+
+    One byte more than asked is read, to say whether more is there. A character cut in two at
+    the end is left for the next part: next_offset counts the bytes of whole characters only.
+    """
+    path = output_file(record, task)
+    if not record.slurm_job_id:
+        return OutputPart("", offset, False)
+    argv = [
+        "dd",
+        f"if={path}",
+        "iflag=skip_bytes,count_bytes",
+        f"skip={offset}",
+        f"count={size + 1}",
+        "status=none",
+    ]
+    try:
+        result = await slurm.run_as_user(record.user, argv)
+    except SlurmError as error:  # a timeout reading a slow home directory: ask again
+        log.warning("Could not read the output of job %s: %s", record.slurm_job_id, error)
+        return OutputPart("", offset, False)
+    if result.returncode != 0:  # not written yet (a job that waits), or removed
+        return OutputPart("", offset, False)
+    raw = result.raw_stdout[:size]
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    text = decoder.decode(raw, final=False)
+    pending = len(decoder.getstate()[0])
+    return OutputPart(text, offset + len(raw) - pending, len(result.raw_stdout) > size)

@@ -121,6 +121,15 @@ class JobDetailPublic(JobPublic):
     output_tail: list[str] = Field(default_factory=list)
 
 
+class JobOutputPart(BaseModel):
+    """A job's output from a byte offset on (GET /jobs/{id}/output): ask again from
+    next_offset for what it writes next, as `gpuportal jobs follow` does."""
+
+    text: str
+    next_offset: int = Field(description="The offset to ask from next.")
+    more: bool = Field(description="More was already written: ask again now, not later.")
+
+
 class ScriptPreview(BaseModel):
     script: str
 

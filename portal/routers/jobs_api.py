@@ -38,6 +38,7 @@ from gpuportal_portal.job_environments import site_environments
 from gpuportal_portal.job_schemas import (
     JobCreate,
     JobDetailPublic,
+    JobOutputPart,
     JobPublic,
     JobUsePublic,
     LauncherPublic,
@@ -192,6 +193,30 @@ def get_job(
         waiting_because=describe_reason(record.reason) if record.state == "PENDING" else "",
         output_tail=anyio.from_thread.run(job_output.output_tail, slurm, record),
     )
+
+
+@router.get("/jobs/{job_id}/output", response_model=JobOutputPart)
+def get_job_output(
+    job_id: JobId,
+    session: SessionDep,
+    caller: ApiCaller,
+    slurm: SlurmDep,
+    offset: Annotated[int, Query(ge=0, le=2**62, description="The byte to start from.")] = 0,
+    task: Annotated[
+        str | None, Query(pattern=r"^[0-9]+$", description="An array job's task.")
+    ] = None,
+) -> JobOutputPart:
+    """The job's output from byte `offset` on, at most 64 KiB at a time: nothing is missed
+    however fast the job writes (the job's page shows its last lines instead)."""
+    record = _own(session, caller, job_id)
+    read = partial(job_output.output_from, slurm, record, offset, task)
+    try:
+        part = anyio.from_thread.run(read)
+    except job_output.TaskNeeded as error:
+        raise HTTPException(status.HTTP_400_BAD_REQUEST, str(error)) from None
+    except job_output.NoSuchOutput as error:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
+    return JobOutputPart(text=part.text, next_offset=part.next_offset, more=part.more)
 
 
 @router.get("/jobs/{job_id}/use", response_model=JobUsePublic)

@@ -110,6 +110,7 @@ def test_the_portal_reads_output_use_and_paths_within_the_rule(calls: list[Call]
     async def walk() -> None:
         await job_output.make_output_dir(slurm, "alice", "/home/alice/.gpuportal-jobs")
         await job_output.output_tail(slurm, record)
+        await job_output.output_from(slurm, record, 1234, "1")
         await use_collector.gpu_readings(slurm, "root", "40")
         await job_service.check_paths(slurm, job)
 
