@@ -118,7 +118,8 @@ def schedule(
         made = Reservation(
             window.name, window.start, window.end, tuple(window.node_names(known)), ()
         )
-    return public(made, now)
+    # A window from now began when Slurm made it, a moment after this request's `now`.
+    return public(made, now if data.starts_at else max(now, made.start))
 
 
 def cancel(session: Session, slurm: SlurmClient, *, name: str, actor: str, now: datetime) -> None:

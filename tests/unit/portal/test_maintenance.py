@@ -36,6 +36,7 @@ class FakeSlurm:
         self.kept: dict[str, Reservation] = {}
         self.calls: list[list[str]] = []
         self.refuse = ""
+        self.lag = timedelta(0)  # how much later than the portal Slurm takes "now"
 
     async def partitions(self) -> dict[str, object]:
         return {}
@@ -62,7 +63,7 @@ class FakeSlurm:
             else tuple(re.sub(r"\[(\d+)-(\d+)\]", "", fields["Nodes"]) + f"{i:02d}" for i in (1, 2))
         )
         flags = ("MAINT", "IGNORE_JOBS", *(("ALL_NODES",) if whole else ()))
-        now = datetime.now().replace(microsecond=0)
+        now = datetime.now().replace(microsecond=0) + self.lag
         start = now if fields["StartTime"] == "now" else datetime.fromisoformat(fields["StartTime"])
         end = datetime.fromisoformat(fields["EndTime"])
         self.kept[name] = Reservation(name, start, end, nodes, flags)
@@ -118,6 +119,20 @@ def test_an_admin_plans_a_window_with_its_notice_and_cancels_both(
     assert actions.count("maintenance_create") == 1 and actions.count("maintenance_cancel") == 1
     missing = client.delete(f"{API}/maintenance/{window['name']}", headers=ADMIN)
     assert missing.status_code == 404 and "No maintenance window" in missing.text
+
+
+def test_a_window_from_now_is_running_though_slurm_began_it_a_moment_later(
+    api: tuple[TestClient, FakeSlurm],
+) -> None:
+    # The CI run of f06f267: Slurm's start of a window from "now" was a second after the
+    # request's own now, and the answer said it was not running yet.
+    client, slurm = api
+    slurm.lag = timedelta(seconds=2)
+    made = client.post(
+        f"{API}/maintenance", headers=ADMIN, json={"ends_at": local(1), "nodes": "gpu01"}
+    )
+    assert made.status_code == 201, made.text
+    assert made.json()["running_now"] is True
 
 
 def test_refusals_are_said_at_their_fields(api: tuple[TestClient, FakeSlurm]) -> None:
