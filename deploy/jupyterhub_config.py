@@ -20,6 +20,7 @@ from gpuportal_core.slurm_time import cluster_offset_minutes
 from gpuportal_portal.settings import passed_by_the_hub
 from gpuportal_session.lab_static import ENV as LAB_STATIC_ENV
 from gpuportal_session.lab_static import for_hub
+from gpuportal_spawner import admin_entry, request_log
 from gpuportal_spawner.board_sharing import BOARDS_PATH, BoardsHandler
 from gpuportal_spawner.capacity import CAPACITY_PATH, CapacityHandler
 from gpuportal_spawner.culling import (
@@ -31,6 +32,7 @@ from gpuportal_spawner.culling import (
 from gpuportal_spawner.errors import RefusalsWithoutTraceback
 from gpuportal_spawner.hub_app import GpuPortalHub
 from gpuportal_spawner.last_session import LAST_SESSION_PATH, LastSessionHandler
+from gpuportal_spawner.login_limits import IDLE_LOGINS
 from gpuportal_spawner.named_sessions import kept_limit
 from gpuportal_spawner.notices import NOTICES_PATH, NoticesHandler
 from gpuportal_spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
@@ -108,6 +110,9 @@ c.JupyterHub.tornado_settings = {
     # 10 s of a blank browser while the job sits in the queue). A session that is ready in
     # time opens straight away; any other shows where it stands from the first second.
     "slow_spawn_timeout": 1,
+    # JupyterHub's request log; each user's last call (the idle limit) and an admin let into
+    # someone's server (the audit stream) noted from it.
+    "log_function": request_log.log_request,
     # A year of HTTPS only, once a browser has seen the site over it (none without TLS here:
     # the front end that ends TLS sends it then).
     "headers": {"Strict-Transport-Security": "max-age=31536000"} if public_tls else {},
@@ -139,6 +144,13 @@ c.ClusterDirectory.group_search_base = settings.ldap_group_base
 # Also the groups the service account's sudo rule acts for (gpuportal-admin sudoers).
 c.ClusterDirectory.allowed_ldap_groups = set(settings.user_groups)
 c.ClusterDirectory.admin_ldap_groups = {"hpc-admins"}
+# Admins manage users and servers; they enter users' servers only where the site says so, each
+# entry audited (gpuportal_spawner.admin_entry).
+c.ClusterDirectory.admins_enter_sessions = settings.admins_enter_sessions
+# A hub login lasts PORTAL_SESSION_HOURS, and ends after PORTAL_SESSION_IDLE_HOURS without a
+# call (gpuportal_spawner.login_limits).
+c.JupyterHub.cookie_max_age_days = settings.session_hours / 24
+IDLE_LOGINS.idle_seconds = settings.session_idle_hours * 3600
 # The hub's groups follow LDAP at each login, and are read again every auth_refresh_age
 # seconds: profile visibility and the portal's admin check read them.
 c.Authenticator.manage_groups = True
@@ -157,6 +169,8 @@ if settings.login == "sso":
     provider_log = Path(settings.sso_provider_log or f"{settings.state}/sso-log/portal.log")
     if settings.sso_provider_log or provider_log.exists():
         c.ClusterOIDCAuthenticator.provider_log = str(provider_log)
+    c.ClusterOIDCAuthenticator.code_failures_allowed = settings.sso_code_failures
+    c.ClusterOIDCAuthenticator.code_lock_seconds = settings.sso_code_lock_minutes * 60.0
     # PKCE (S256) on every sign-in; OAuthenticator's default, said here so that it stays on.
     c.ClusterOIDCAuthenticator.enable_pkce = True
 
@@ -379,7 +393,7 @@ c.JupyterHub.services.append(
                 else []
             ),
         ),
-    }
+    },
 )
 # Prometheus (deploy/local/prometheus.sh) scrapes the hub's /hub/metrics and the portal's
 # /services/portal/metrics with this service's token, which may read metrics and nothing else.
@@ -397,6 +411,7 @@ c.JupyterHub.load_roles = [
         "scopes": ["list:users", "read:users", "admin:server_state", "servers"],
         "services": ["spawn-resumer"],
     },
+    admin_entry.admin_role(c.ClusterDirectory.admin_ldap_groups),
     {
         "name": "idle-culler",
         "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],

@@ -28,8 +28,12 @@ from typing import Any
 ACTIONS: dict[str, str] = {
     "login": "A login through LDAP: address, groups.",
     "login_failed": "A refused login: address, why (wrong name or password, not a user name, "
-    "throttled, in no allowed group).",
+    "throttled, in no allowed group, not in the directory; with single sign-on also second "
+    "factor refused, second factor reused, second factor locked, ID token refused).",
     "logout": "A logout: address.",
+    "session_entered": "An admin let into another user's server (only where the site lets "
+    "admins enter sessions, PORTAL_ADMINS_ENTER_SESSIONS): server, by (the admin), role, "
+    "address; user is the server's owner.",
     "spawn": "A session's job submitted: server, profile, gpus, cores, mem_gb, runtime, "
     "environment, partition, job.",
     "stop": "A session ended: server, job, why (stopped on the hub, culled and by which limit, "

@@ -94,9 +94,38 @@ class HubSettings(ClusterSettings):
         description="The provider's log on the hub host, whose refused second factors go to the "
         "audit stream; empty: sso-log/portal.log in state where it exists.",
     )
+    sso_code_failures: int = Field(
+        5,
+        ge=0,
+        description="Second factors the provider may refuse a user (read from its log) within "
+        "sso_code_lock_minutes before the hub refuses that user's sign-ins for as long; 0: "
+        "never.",
+    )
+    sso_code_lock_minutes: int = Field(
+        15, ge=1, description="How long those refusals count, and how long the hub then refuses."
+    )
     sso_groups_claim: str = Field(
         "",
         description="The claim with the user's groups, e.g. groups; empty: groups from LDAP.",
+    )
+    session_hours: float = Field(
+        12.0,
+        gt=0,
+        description="How long a hub login lasts from the login, in hours (the browser's "
+        "cookie, and the cookies of the servers and services it opens); then log in again.",
+    )
+    session_idle_hours: float = Field(
+        2.0,
+        ge=0,
+        description="A hub login ends after this many hours without a page or API call of the "
+        "user's (checked at the next one); 0: no idle limit. Tokens made on the token page "
+        "keep their own expiry.",
+    )
+    admins_enter_sessions: bool = Field(
+        False,
+        description="Whether the admin groups' members may open users' servers (JupyterLab, "
+        "terminals, shared TensorBoards) as JupyterHub admins, each entry audited; false: they "
+        "manage users and servers (start, stop, the admin page) without entering.",
     )
     auth_refresh_age: int = Field(
         300, description="Seconds before a user's LDAP groups are read again."

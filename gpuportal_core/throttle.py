@@ -1,4 +1,6 @@
-"""Failed logins slow down further tries: per user and address, and per address.
+"""Failed logins slow down further tries: per user and address, and per address
+(LoginThrottle, the hub's password form); refused second factors lock a user's single
+sign-on for a while (CodeLock).
 
 Never per user alone: then anyone could keep a user locked out from everywhere by failing
 logins in their name. A user whose password is being guessed from one address still logs in
@@ -67,3 +69,35 @@ class LoginThrottle:
         if len(self._seen) > 10_000:
             for key in [k for k, f in self._seen.items() if now - f.last > self.forget_after]:
                 del self._seen[key]
+
+
+@dataclass
+class CodeLock:
+    """Second factors refused at the provider, per user: after `allowed` of them within
+    `window` seconds, the user's sign-ins are refused until `lock_for` seconds after the last.
+
+    Per user, unlike LoginThrottle: a code is asked only after the right password, so codes
+    refused in a row mean someone with the password is guessing them, from wherever. The hub
+    reads them from the provider's log, which names the user and not the address. A sign-in
+    that gets through does not clear them: it may be the guess that worked.
+    """
+
+    allowed: int = 5
+    window: float = 900.0
+    lock_for: float = 900.0
+    _refused: dict[str, list[float]] = field(default_factory=dict, repr=False)
+
+    def refused(self, user: str, now: float) -> None:
+        times = [t for t in self._refused.get(user, []) if now - t < self.window]
+        self._refused[user] = [*times, now][-self.allowed :]
+        # Bounded memory: users whose refusals are all older than the lock are forgotten.
+        if len(self._refused) > 10_000:
+            for name in [n for n, ts in self._refused.items() if now - ts[-1] > self.lock_for]:
+                del self._refused[name]
+
+    def locked_for(self, user: str, now: float) -> float:
+        """Seconds before this user's sign-in is let through again (0: now)."""
+        times = self._refused.get(user, [])
+        if len(times) < self.allowed or times[-1] - times[-self.allowed] >= self.window:
+            return 0.0
+        return max(0.0, times[-1] + self.lock_for - now)

@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 import uvicorn
 
 from gpuportal_adapters import ssl_error_queue
+from gpuportal_core import log_secrets
 from gpuportal_portal.settings import PortalSettings
 
 
@@ -41,6 +42,8 @@ def main() -> None:
         # Open streams (the audit page, a job's output) end on a stop rather than hold it up.
         timeout_graceful_shutdown=2,
     )
+    # uvicorn's access log prints the sign-in callback's URL: its code and state redacted.
+    log_secrets.install(logging.getLogger("uvicorn.access"), logging.getLogger("uvicorn.error"))
     uvicorn.Server(config).run(sockets=[listening])
 
 

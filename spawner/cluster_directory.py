@@ -21,6 +21,7 @@ from gpuportal_adapters.directory import (
     DirectoryUser,
     lookup_user,
 )
+from gpuportal_spawner.login_limits import IDLE_LOGINS
 
 
 class ClusterDirectory(LoggingConfigurable):
@@ -57,10 +58,18 @@ class ClusterDirectory(LoggingConfigurable):
         config=True,
         help="LDAP groups whose members may log in, e.g. {'ds', 'hpc-admins'}; empty = any user.",
     )
+    admins_enter_sessions = Bool(
+        False,
+        config=True,
+        help="Whether members of admin_ldap_groups are JupyterHub admins, who may open users' "
+        "servers; False: they are not, and the role the config gives their groups manages "
+        "users and servers without entering them.",
+    )
     admin_ldap_groups = Set(
         Unicode(),
         config=True,
-        help="LDAP groups whose members are hub admins, e.g. {'hpc-admins'}.",
+        help="LDAP groups of the cluster's admins, e.g. {'hpc-admins'}: the portal's admins, "
+        "and the hub's as admins_enter_sessions says.",
     )
     timeout = Float(
         4.5,
@@ -120,15 +129,20 @@ class ClusterDirectory(LoggingConfigurable):
     def _directory_model(self, login: str, groups: frozenset[str]) -> dict[str, Any]:
         return {
             "name": login,
-            "admin": bool(groups & self.admin_ldap_groups),
+            "admin": self.admins_enter_sessions and bool(groups & self.admin_ldap_groups),
             # With manage_groups (on by default here) the hub mirrors these as its groups, which
             # is what profile visibility and the portal's admin check read.
             "groups": sorted(groups),
             "auth_state": {"groups": sorted(groups)},
         }
 
-    async def _refresh_from_directory(self, user: Any) -> bool | dict[str, Any]:
+    async def _refresh_from_directory(
+        self, user: Any, handler: Any = None
+    ) -> bool | dict[str, Any]:
         """Groups and admin as LDAP has them now (the hub asks every auth_refresh_age).
+
+        A user idle past PORTAL_SESSION_IDLE_HOURS must log in again, whatever LDAP says
+        (gpuportal_spawner.login_limits).
 
         Someone taken out of an admin group loses admin within that time; someone gone from
         the directory, or from every allowed group, must log in again (and cannot). If LDAP
@@ -140,6 +154,8 @@ class ClusterDirectory(LoggingConfigurable):
         LDAP, and has a short budget of its own: a refresh that cannot be done now is done
         at the next one.
         """
+        if IDLE_LOGINS.ended(user, handler):
+            return False
         if self._waiting >= self.ldap_threads:
             return True
         try:

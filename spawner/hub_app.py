@@ -15,7 +15,8 @@ at a path it already serves is never reached. `init_handlers` is the method that
 routes; this subclass puts the portal's two first (tornado takes the first route that matches)
 and leaves JupyterHub's and batchspawner's lists as they are.
 
-It also finds each request's user by one id query (gpuportal_spawner.user_lookup), keeps
+Its log handlers redact secrets in every line (gpuportal_core.log_secrets). It also finds
+each request's user by one id query (gpuportal_spawner.user_lookup), keeps
 a SQLite database in write-ahead-log mode (gpuportal_spawner.hub_db), and makes its internal
 TLS keys EC P-256 rather than RSA-2048 (gpuportal_spawner.internal_keys).
 """
@@ -28,6 +29,7 @@ from jupyterhub.apihandlers import default_handlers
 from jupyterhub.apihandlers.users import UserServerAPIHandler
 from jupyterhub.app import JupyterHub
 
+from gpuportal_core import log_secrets
 from gpuportal_spawner import internal_keys
 from gpuportal_spawner.hub_db import use_wal
 from gpuportal_spawner.port_handler import CALLBACK_PATH, PortCallbackHandler
@@ -46,6 +48,12 @@ def own_routes() -> list[tuple[str, Any]]:
 class GpuPortalHub(JupyterHub):
     """JupyterHub with the portal's port callback and server stop, its users found by id,
     SQLite in WAL mode and EC keys for internal TLS (see the module's text)."""
+
+    def init_logging(self) -> None:
+        super().init_logging()
+        # Tornado's and the services' lines pass through the hub's handlers too: no sign-in
+        # code, state or token is written out (gpuportal_core.log_secrets).
+        log_secrets.install(self.log)
 
     def init_db(self) -> None:
         super().init_db()

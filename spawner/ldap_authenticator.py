@@ -118,7 +118,7 @@ class ClusterLDAPAuthenticator(ClusterDirectory, Authenticator):
         return [*super().get_handlers(app), ("/logout", AuditedLogout)]
 
     async def refresh_user(self, user: Any, handler: Any = None) -> bool | dict[str, Any]:
-        return await self._refresh_from_directory(user)
+        return await self._refresh_from_directory(user, handler)
 
     async def check_allowed(self, username: str, authentication: Any = None) -> bool:
         # authenticate() has already applied the LDAP group rule to every login it returns.

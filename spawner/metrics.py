@@ -95,6 +95,9 @@ LOGIN_FAILURE_REASONS = (
     "not in the directory",
     "refused by the provider",
     "second factor refused",
+    "second factor reused",
+    "second factor locked",
+    "ID token refused",
 )
 
 

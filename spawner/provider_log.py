@@ -4,11 +4,15 @@ With single sign-on the provider checks the password and the TOTP code, and a re
 reaches the hub: the browser stays at the provider. The provider writes each refusal to its
 log; a site ships that log to the hub host (syslog, or a shared folder as in the local
 cluster), and the hub follows the file. Each refusal becomes a `login_failed` record (why:
-"second factor refused" or "wrong name or password") and counts in gpuportal_login_failures,
-as a wrong password does on the hub's own form.
+"second factor refused", "second factor reused" or "wrong name or password") and counts in
+gpuportal_login_failures, as a wrong password does on the hub's own form.
 
     follower = ProviderLogFollower(path, {why: pattern})  # each pattern: a group named "user"
     follower.read_new()                 # [(why, user), ...] refused since the last call
+
+    refusals = ProviderRefusals(follower, CodeLock(...), log)   # what the hub does with them
+    refusals.read()                     # audited, counted; refused codes kept for the lock
+    refusals.locked_for(user)           # seconds the hub refuses the user's sign-ins (0: none)
 
 Only what was written after the hub started counts; a rotated log (a new file, or a shorter
 one) is read from its start.
@@ -16,13 +20,21 @@ one) is read from its start.
 
 from __future__ import annotations
 
+import logging
 import re
+import time
 from pathlib import Path
 
-# LemonLDAP::NG 2.x's lines for a wrong TOTP code and a wrong password (its user log).
+from gpuportal_core.throttle import CodeLock
+from gpuportal_spawner.audit import audit
+from gpuportal_spawner.metrics import LOGIN_FAILURES
+
+# LemonLDAP::NG 2.x's lines for a wrong TOTP code, a code used already (OnceTOTP, the demo's
+# provider: deploy/local/sso_plugins) and a wrong password (its user log).
 _USER = r"(?P<user>[a-z_][a-z0-9_.-]{0,31})\b"
 LEMONLDAP_REFUSALS = {
     "second factor refused": rf"totp2f: invalid attempt for {_USER}",
+    "second factor reused": rf"totp2f: code already used by {_USER}",
     "wrong name or password": rf"\] Bad password for {_USER}",
 }
 
@@ -67,3 +79,28 @@ class ProviderLogFollower:
                     refused.append((why, match["user"]))
                     break
         return refused
+
+
+class ProviderRefusals:
+    """The provider's refusals as the hub takes them: each a `login_failed` record and a count,
+    and each refused code (wrong or reused) one more towards the user's lock at the hub."""
+
+    def __init__(
+        self, follower: ProviderLogFollower | None, lock: CodeLock, log: logging.Logger
+    ) -> None:
+        self.follower = follower
+        self.lock = lock
+        self.log = log
+
+    def read(self) -> None:
+        for why, user in self.follower.read_new() if self.follower else []:
+            self.log.warning("The provider refused a sign-in of %s: %s", user, why)
+            audit("login_failed", user=user, address="", why=why, via="sso")
+            LOGIN_FAILURES.labels(why).inc()
+            if why.startswith("second factor"):
+                self.lock.refused(user, time.monotonic())
+
+    def locked_for(self, user: str) -> float:
+        """Seconds before the hub lets this user sign in, counting every refusal up to now."""
+        self.read()
+        return self.lock.locked_for(user, time.monotonic())

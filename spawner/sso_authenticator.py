@@ -3,6 +3,9 @@
 OAuthenticator's GenericOAuthenticator does the protocol (authorization code with PKCE, the
 state cookie, the token and userinfo calls); this adds what a cluster needs around it:
 
+- The ID token is checked (signature, issuer, audience, expiry, this sign-in's nonce:
+  gpuportal_spawner.id_token), and the userinfo answer must be about its subject.
+
 - The provider says who signed in; the cluster's LDAP says whether that is a cluster user and
   which groups they are in (admins, who may log in, which profiles they see), as for the
   password form (gpuportal_spawner.cluster_directory). A name LDAP does not have is refused
@@ -16,13 +19,16 @@ state cookie, the token and userinfo calls); this adds what a cluster needs arou
   provider does not answer, the page says its session may still be open.
 - Sign-ins and refusals go to the audit stream and the login-failure counter, as the form's do;
   so do the passwords and second factors the provider refused, read from its log
-  (`provider_log`, gpuportal_spawner.provider_log).
+  (`provider_log`, gpuportal_spawner.provider_log). Codes refused too often lock the user's
+  sign-ins at the hub for a while (`code_failures_allowed`), whatever the provider's own guard.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
+from functools import partial
 from typing import Any
 from urllib.parse import urlencode
 
@@ -30,14 +36,20 @@ from oauthenticator.generic import GenericOAuthenticator
 from tornado import web
 from tornado.httpclient import HTTPClientError
 from tornado.ioloop import PeriodicCallback
-from traitlets import Dict, Float, Unicode, default
+from traitlets import Dict, Float, Integer, Unicode, default
 
 from gpuportal_adapters.directory import DirectoryUnavailable, DirectoryUser, lookup_user
 from gpuportal_core.sbatch import USERNAME_RE
+from gpuportal_core.throttle import CodeLock
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.cluster_directory import ClusterDirectory
+from gpuportal_spawner.id_token import ALGORITHMS, IdTokenChecker, IdTokenRefused
 from gpuportal_spawner.metrics import LOGIN_FAILURES
-from gpuportal_spawner.provider_log import LEMONLDAP_REFUSALS, ProviderLogFollower
+from gpuportal_spawner.provider_log import (
+    LEMONLDAP_REFUSALS,
+    ProviderLogFollower,
+    ProviderRefusals,
+)
 from gpuportal_spawner.sso_handlers import (
     SIGNED_OUT_PATH,
     SignedOutHandler,
@@ -45,6 +57,9 @@ from gpuportal_spawner.sso_handlers import (
     SSOLoginHandler,
     SSOLogoutHandler,
 )
+
+# Where get_token_info leaves the checked ID token's claims for token_to_user.
+ID_CLAIMS = "gpuportal_id_claims"
 
 
 class SignInRefused(web.HTTPError):
@@ -101,6 +116,15 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         "named user}; the default is LemonLDAP::NG's lines for a wrong code and a wrong "
         "password.",
     )
+    code_failures_allowed = Integer(
+        5,
+        config=True,
+        help="Second factors the provider may refuse a user (read from provider_log) within "
+        "code_lock_seconds before the hub refuses that user's sign-ins, e.g. 5; 0: never.",
+    )
+    code_lock_seconds = Float(
+        900.0, config=True, help="How long they count, and the lock lasts, in seconds, e.g. 900."
+    )
     provider_timeout = Float(
         4.0,
         config=True,
@@ -132,17 +156,29 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._follower: ProviderLogFollower | None = None
+        self._id_tokens: IdTokenChecker | None = None  # made from the discovery document
+        self._id_tokens_from = ""
+        follower = None
         if self.provider_log:
-            self._follower = ProviderLogFollower(self.provider_log, self.provider_log_patterns)
-            PeriodicCallback(self._audit_provider_refusals, 2000).start()
+            follower = ProviderLogFollower(self.provider_log, self.provider_log_patterns)
+        lock = CodeLock(self.code_failures_allowed, self.code_lock_seconds, self.code_lock_seconds)
+        self._refusals = ProviderRefusals(follower, lock, self.log)
+        if follower is not None:
+            PeriodicCallback(self._refusals.read, 2000).start()
 
-    def _audit_provider_refusals(self) -> None:
-        assert self._follower is not None
-        for why, user in self._follower.read_new():
-            self.log.warning("The provider refused a sign-in of %s: %s", user, why)
-            audit("login_failed", user=user, address="", why=why, via="sso")
-            LOGIN_FAILURES.labels(why).inc()
+    def _check_code_lock(self, name: str) -> None:
+        """Refuses the sign-in of a user whose codes the provider refused too often lately."""
+        wait = self._refusals.locked_for(name) if self.code_failures_allowed > 0 else 0
+        if wait > 0:
+            raise SignInRefused(
+                name,
+                "second factor locked",
+                f"The sign-in service refused {self._refusals.lock.allowed} "
+                f"code{'s' if self._refusals.lock.allowed != 1 else ''} for {name} "
+                f"lately, so this portal does not let {name} in for {math.ceil(wait / 60)} "
+                "more minutes. If you did not type them, tell the cluster team: someone may "
+                "know your password.",
+            )
 
     def get_handlers(self, app: Any) -> list[tuple[str, Any]]:
         return [*super().get_handlers(app), (f"/{SIGNED_OUT_PATH}", SignedOutHandler)]
@@ -163,6 +199,16 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         ) != self.issuer.rstrip("/"):
             self.log.error("Discovery document of %s names another issuer: %r", url, document)
             raise _provider_error(self.issuer, "answers as another issuer (the hub's settings)")
+        jwks_uri = str(document.get("jwks_uri") or "")
+        if self._id_tokens is None or self._id_tokens_from != jwks_uri:
+            announced = document.get("id_token_signing_alg_values_supported") or ALGORITHMS
+            self._id_tokens = IdTokenChecker(
+                str(document["issuer"]),
+                self.client_id,
+                partial(self._provider_keys, jwks_uri),
+                tuple(alg for alg in ALGORITHMS if alg in announced),
+            )
+            self._id_tokens_from = jwks_uri
         for trait, key in (
             ("authorize_url", "authorization_endpoint"),
             ("token_url", "token_endpoint"),
@@ -173,9 +219,31 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
                 setattr(self, trait, document[key])
         return document
 
+    async def _provider_keys(self, jwks_uri: str) -> dict[str, Any]:
+        if not jwks_uri:
+            return {"keys": []}
+        try:
+            keys = await self.httpfetch(jwks_uri, "Reading the provider's signing keys")
+        except (HTTPClientError, OSError):
+            raise _provider_error(self.issuer, "is not answering") from None
+        return dict(keys)
+
+    async def _checked_id_token(self, handler: Any, token_info: dict[str, Any]) -> dict[str, Any]:
+        """The ID token's claims once every check passed (gpuportal_spawner.id_token)."""
+        if self._id_tokens is None:  # the hub started again since this sign-in's first step
+            await self.discover()
+        assert self._id_tokens is not None
+        try:
+            return await self._id_tokens.check(
+                str(token_info.get("id_token") or ""), handler.sign_in_nonce()
+            )
+        except IdTokenRefused as refused:
+            self.log.warning("Sign-in refused: %s", refused)
+            raise _unverified(refused) from None
+
     async def get_token_info(self, handler: Any, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            return dict(await super().get_token_info(handler, params))
+            token_info = dict(await super().get_token_info(handler, params))
         except HTTPClientError as error:
             if error.code < 500:
                 # The code was used, expired, or the PKCE verifier did not match.
@@ -187,12 +255,18 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
             raise _provider_error(self.issuer, "is not answering") from None
         except OSError:
             raise _provider_error(self.issuer, "is not answering") from None
+        token_info[ID_CLAIMS] = await self._checked_id_token(handler, token_info)
+        return token_info
 
     async def token_to_user(self, token_info: dict[str, Any]) -> dict[str, Any]:
         try:
-            return dict(await super().token_to_user(token_info))
+            user = dict(await super().token_to_user(token_info))
         except (HTTPClientError, OSError):
             raise _provider_error(self.issuer, "is not answering") from None
+        # OpenID Connect Core 5.3.2: the userinfo answer is about the ID token's subject.
+        if str(user.get("sub", "")) != str(token_info[ID_CLAIMS]["sub"]):
+            raise _unverified("its userinfo is about another person than the ID token")
+        return user
 
     async def end_session_redirect(self, id_token: str, back: str) -> str:
         """The provider's end-session URL for this browser, or "" when the provider does not
@@ -249,6 +323,7 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
                 "name. Ask the cluster team to link your single sign-on account to your "
                 "cluster account.",
             )
+        self._check_code_lock(name)
         type(self)._waiting += 1
         try:
             found: DirectoryUser | None = await self._in_directory(
@@ -294,7 +369,7 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         """Groups and admin from LDAP every auth_refresh_age (the provider's tokens are not
         kept); with a groups claim, the groups stay as the provider sent them at sign-in and
         only the user's presence in LDAP is checked."""
-        refreshed = await self._refresh_from_directory(user)
+        refreshed = await self._refresh_from_directory(user, handler)
         if self.groups_claim and isinstance(refreshed, dict):
             return True
         return refreshed
@@ -311,4 +386,14 @@ def _provider_error(issuer: str, what: str) -> web.HTTPError:
         503,
         f"The single sign-on service ({issuer}) {what}, so you cannot sign in right now. "
         "Please try again in a minute; if it lasts, tell the cluster team.",
+    )
+
+
+def _unverified(why: object) -> SignInRefused:
+    return SignInRefused(
+        "",
+        "ID token refused",
+        f"The single sign-on service's answer could not be verified: {why}. You are not "
+        "signed in. Go back to the login page and sign in again; if this happens again, tell "
+        "the cluster team.",
     )

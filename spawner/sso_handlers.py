@@ -5,6 +5,8 @@ logout), logout of both sessions, and the page the provider sends the browser ba
 from __future__ import annotations
 
 import re
+import secrets
+from typing import Any
 
 from jupyterhub.handlers import BaseHandler
 from jupyterhub.utils import url_path_join
@@ -22,15 +24,32 @@ from gpuportal_spawner.metrics import LOGIN_FAILURES
 # The ID token of the sign-in, kept (signed, HTTPS only) for the provider's logout: the hint
 # that lets it end the session without asking the user to confirm.
 ID_TOKEN_COOKIE = "gpuportal-sso-id"
+# The nonce of a sign-in under way (gpuportal_spawner.id_token checks the token carries it).
+NONCE_COOKIE = "gpuportal-sso-nonce"
+NONCE_MINUTES = 15  # a sign-in left longer at the provider starts again
 SIGNED_OUT_PATH = "signed-out"
 
 
 class SSOLoginHandler(OAuthLoginHandler):
-    """Sends the browser to the provider, once the provider has been seen to answer."""
+    """Sends the browser to the provider, once the provider has been seen to answer, with a
+    nonce the ID token must carry back (kept signed in this browser until the callback)."""
 
     async def get(self) -> None:
         await self.authenticator.discover()
         super().get()
+
+    def authorize_redirect(self, *args: Any, extra_params: dict[str, Any], **kwargs: Any) -> None:
+        nonce = secrets.token_urlsafe(32)
+        self.set_secure_cookie(
+            NONCE_COOKIE,
+            nonce,
+            expires_days=None,
+            path=self.hub.base_url,
+            httponly=True,
+            secure=self.request.protocol == "https",
+            samesite="Lax",  # sent on the provider's top-level redirect back
+        )
+        super().authorize_redirect(*args, extra_params={**extra_params, "nonce": nonce}, **kwargs)
 
 
 class SSOCallbackHandler(OAuthCallbackHandler):
@@ -57,8 +76,14 @@ class SSOCallbackHandler(OAuthCallbackHandler):
                 "Go back to the login page to try again.",
             )
 
+    def sign_in_nonce(self) -> str:
+        """The nonce this browser's sign-in sent ("" when none: the check then refuses)."""
+        kept = self.get_secure_cookie(NONCE_COOKIE, max_age_days=NONCE_MINUTES / 1440)
+        return (kept or b"").decode()
+
     async def get(self) -> None:
         self.check_arguments()
+        self.clear_cookie(NONCE_COOKIE, path=self.hub.base_url)  # one use, whatever follows
         user = await self.login_user()
         if user is None:
             raise web.HTTPError(403, self.authenticator.custom_403_message)

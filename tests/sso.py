@@ -8,6 +8,7 @@ its redirect back to the hub, which finishes the sign-in.
 
 from __future__ import annotations
 
+import fcntl
 import re
 import subprocess
 import time
@@ -38,8 +39,26 @@ def start_provider() -> None:
 
 
 def code(user: str) -> str:
-    """The user's TOTP code now."""
-    return pyotp.TOTP((TOTP_KEYS / user).read_text().strip()).now()
+    """A TOTP code of the user's that the provider has not accepted yet.
+
+    The provider accepts each code once (OnceTOTP) and the step after now's too: each sign-in
+    takes the step after the last one taken, now's or the next, else waits for one. The last
+    step is kept in a file (locked) beside the key, so that the two lanes' processes and a
+    test run again within the minute never send a code twice.
+    """
+    totp = pyotp.TOTP((TOTP_KEYS / user).read_text().strip())
+    with (TOTP_KEYS / f".{user}.last-step").open("a+") as last:
+        fcntl.flock(last, fcntl.LOCK_EX)
+        last.seek(0)
+        taken = int(last.read().strip() or 0)
+        now = int(time.time() // totp.interval)
+        step = max(now, taken + 1)
+        if step > now + 1:  # both taken: the next step's code is good once its step starts
+            time.sleep((step - 1) * totp.interval - time.time() + 0.1)
+        last.seek(0)
+        last.truncate()
+        last.write(str(step))
+    return totp.at(step * totp.interval)
 
 
 def wrong_code(user: str) -> str:

@@ -30,7 +30,7 @@ URL=https://sso.example.org/
 CLIENT_ID=gpuportal-hub
 CA=$STATE/demo-ca/ca.pem
 # Where the hub may send users back to: the demo's hub and the tests' single sign-on hubs.
-HUB_URLS=${PORTAL_SSO_HUB_URLS:-https://127.0.0.1:8000 https://127.0.0.1:8250 https://127.0.0.1:8350}
+HUB_URLS=${PORTAL_SSO_HUB_URLS:-https://127.0.0.1:8000 https://127.0.0.1:8250 https://127.0.0.1:8350 https://127.0.0.1:8450}
 
 say() { printf '[sso] %s\n' "$*"; }
 die() { printf '[sso] error: %s\n' "$*" >&2; exit 1; }
@@ -42,7 +42,7 @@ prepare() {
     id -u "$ACCOUNT" >/dev/null 2>&1 ||
         useradd --system --user-group --home-dir "$DIR" --no-create-home --shell /usr/sbin/nologin "$ACCOUNT"
     install -d -m 0700 -o "$ACCOUNT" -g "$ACCOUNT" "$DIR"
-    for sub in conf sessions sessions/lock psessions psessions/lock cache log run tmp; do
+    for sub in conf sessions sessions/lock psessions psessions/lock cache log run tmp totp-used; do
         install -d -m 0700 -o "$ACCOUNT" -g "$ACCOUNT" "$DIR/$sub"
     done
     install -d -m 0700 -o "$SERVICE_USER" -g "$SERVICE_USER" "$CLIENT_DIR"
@@ -84,6 +84,8 @@ dirName = $DIR/conf
 staticPrefix = /static
 templateDir = $DIR/templates
 languages = en
+; PE_BADOTP, for a wrong code and for one already used (sso_plugins/.../OnceTOTP.pm).
+error_96 = That code is wrong or was already used: each code works once. Wait for the next code in your app and enter it.
 [handler]
 status = 0
 EOF
@@ -93,6 +95,9 @@ EOF
     rm -rf "$DIR/templates"
     cp -r /usr/share/lemonldap-ng/portal/templates "$DIR/templates"
     sed -i '/<!--\[if lt IE 9\]>/,/<!\[endif\]-->/d' "$DIR/templates/bootstrap/header.tpl"
+    # Our second factor module (a TOTP code works once), on the FastCGI server's PERL5LIB.
+    rm -rf "$DIR/perl"
+    cp -r "$HERE/sso_plugins" "$DIR/perl"
     # A refused code's page offers "Try again" back into the same sign-in (sso_skin/).
     rm -rf "$DIR/gpportal"
     install -d -m 0755 "$DIR/gpportal"
@@ -116,7 +121,7 @@ check() {
     local modules failed
     mapfile -t modules < <(python3 "$HERE/sso_config.py" --modules)
     # One Perl for all of them; a failure's first line, with the file Perl could not find.
-    failed=$(perl -e 'for my $m (@ARGV) { eval "require $m; 1" and next;
+    failed=$(PERL5LIB="$HERE/sso_plugins${PERL5LIB:+:$PERL5LIB}" perl -e 'for my $m (@ARGV) { eval "require $m; 1" and next;
         my ($first) = split /\n/, $@; print "$m\t$first\n" }' "${modules[@]}")
     [ -z "$failed" ] && return
     local module why file
@@ -144,12 +149,21 @@ start() {
         say "a provider is up but does not answer its discovery document: stopping it and starting it again"
         stop >/dev/null
     fi
+    # The FastCGI server reads its configuration and modules once: one left up by an older
+    # checkout runs the configuration this one wrote only once started again.
+    local fingerprint
+    fingerprint=$(config_fingerprint)
+    if alive "$DIR/run/llng.pid" && [ "$(cat "$DIR/run/config.sha" 2>/dev/null)" != "$fingerprint" ]; then
+        say "its configuration changed: starting the provider again"
+        stop >/dev/null
+    fi
     if ! alive "$DIR/run/llng.pid"; then
         as_account env LLNG_DEFAULTCONFFILE="$DIR/lemonldap-ng.ini" \
             LLNG_DEFAULTLOGGER=Lemonldap::NG::Common::Logger::Std \
-            setsid llng-fastcgi-server --foreground --proc 2 --socket "$DIR/run/llng.sock" \
+            PERL5LIB="$DIR/perl" setsid llng-fastcgi-server --foreground --proc 2 --socket "$DIR/run/llng.sock" \
             --pid "$DIR/run/llng.pid" >>"$LOG_DIR/portal.log" 2>&1 </dev/null &
     fi
+    printf '%s\n' "$fingerprint" >"$DIR/run/config.sha"
     for _ in $(seq 100); do [ -S "$DIR/run/llng.sock" ] && break; sleep 0.1; done
     [ -S "$DIR/run/llng.sock" ] || die "the FastCGI server did not start ($LOG_DIR/portal.log)"
     # A running nginx reads the configuration prepare wrote again (a newer checkout's).
@@ -165,6 +179,17 @@ start() {
     fi
     say "LemonLDAP::NG at $URL (host sso), users from LDAP, TOTP required, OIDC client $CLIENT_ID"
     register_demo_users
+}
+
+config_fingerprint() {  # what the FastCGI server reads at its start, less the date written
+    {
+        python3 -c 'import json, sys
+conf = json.load(open(sys.argv[1]))
+conf.pop("cfgDate", None)
+print(json.dumps(conf, sort_keys=True))' "$DIR/conf/lmConf-1.json"
+        cat "$DIR/lemonldap-ng.ini"
+        find "$DIR/perl" -type f -print0 | sort -z | xargs -0 cat
+    } | sha256sum | cut -d' ' -f1
 }
 
 register_demo_users() {

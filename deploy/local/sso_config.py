@@ -71,10 +71,11 @@ def perl_modules(config: Mapping[str, object]) -> list[str]:
     ):
         name = str(config.get(key) or default)
         modules.append(f"{PORTAL}{name[2:]}" if name.startswith("::") else name)
-    if config.get("totp2fActivation"):
-        modules.append(f"{PORTAL}2F::TOTP")
-        if config.get("totp2fSelfRegistration"):
-            modules.append(f"{PORTAL}2F::Register::TOTP")
+    if config.get("oncetotp2fActivation"):
+        # Ours (deploy/local/sso_plugins, on the provider's PERL5LIB), TOTP's with it.
+        modules += [f"{PORTAL}2F::TOTP", f"{PORTAL}2F::OnceTOTP"]
+    if config.get("totp2fSelfRegistration"):
+        modules.append(f"{PORTAL}2F::Register::TOTP")
     if config.get("issuerDBOpenIDConnectActivation"):
         modules.append(f"{PORTAL}Issuer::OpenIDConnect")
     if config.get("bruteForceProtection"):
@@ -137,8 +138,11 @@ def configuration(args: argparse.Namespace, keys: Keys) -> dict[str, object]:
         "exportedVars": {"UA": "HTTP_USER_AGENT"},
         "whatToTrace": "uid",
         # The second factor: TOTP, required of every user; a user without one registers it at
-        # their first sign-in (the demo's users are registered by sso.sh).
-        "totp2fActivation": 1,
+        # their first sign-in (the demo's users are registered by sso.sh). Checked by OnceTOTP
+        # (sso_plugins/), LemonLDAP::NG's TOTP that accepts a code once, in its place.
+        "available2F": "OnceTOTP",
+        "oncetotp2fActivation": 'has2f("TOTP")',
+        "onceTotpDir": str(state / "totp-used"),
         "totp2fSelfRegistration": 1,
         "totp2fUserCanRemoveKey": 0,
         "totp2fIssuer": args.issuer_name,

@@ -56,6 +56,8 @@ def test_the_docs_show_the_screenshots_this_test_takes() -> None:
     named |= {"container-spawn-light.png", "container-lab-light.png"}
     # And single sign-on's, taken by tests/integration/test_sso_login.py.
     named |= {f"sso-{name}-light.png" for name in ("login", "code", "refused", "signed-out")}
+    # And a reused code's refusal, taken by tests/integration/security/test_sso_review.py.
+    named.add("sso-code-reused-light.png")
     # And the maintenance page's, taken by tests/integration/third_hour/test_maintenance.py.
     named |= {"maintenance-light.png", "maintenance-dark.png"}
     assert {p.name for p in DOCS_SHOTS.glob("*.png")} == named

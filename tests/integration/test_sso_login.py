@@ -170,8 +170,10 @@ def test_carol_is_an_admin_through_her_ldap_group(sso_hub: Hub, browser: Any) ->
     page.context.close()
     carol = sign_in(sso_hub.url, "carol")
     me = sso_hub.api(carol, "GET", "/user").json()
-    # Her groups are LDAP's (the module's hub reads LDAP): not the provider's own `mfa`.
-    assert me["admin"] is True and me["groups"] == ["hpc-admins"]
+    # Her groups are LDAP's (the module's hub reads LDAP): not the provider's own `mfa`. She
+    # manages users through her group's role, and is no JupyterHub admin (issue 55).
+    assert me["admin"] is False and me["groups"] == ["hpc-admins"]
+    assert sso_hub.api(carol, "GET", "/users").status_code == 200
     alice = sign_in(sso_hub.url, "alice")
     assert sso_hub.api(alice, "GET", "/user").json()["admin"] is False
     assert sso_hub.api(alice, "GET", "/users").status_code == 403

@@ -54,12 +54,20 @@ def test_the_modules_follow_the_configurations_choices() -> None:
         "Lemonldap::NG::Portal::Auth::LDAP",
         "Lemonldap::NG::Portal::UserDB::LDAP",
         "Lemonldap::NG::Portal::2F::TOTP",
+        "Lemonldap::NG::Portal::2F::OnceTOTP",
         "Lemonldap::NG::Portal::Issuer::OpenIDConnect",
         "Apache::Session::File",
     ):
         assert needed in modules
     # Another choice names other modules: the list is read from the configuration.
-    other = sso_config.perl_modules({**config, "authentication": "Demo", "totp2fActivation": 0})
+    other = sso_config.perl_modules(
+        {
+            **config,
+            "authentication": "Demo",
+            "oncetotp2fActivation": 0,
+            "totp2fSelfRegistration": 0,
+        }
+    )
     assert "Lemonldap::NG::Portal::Auth::Demo" in other
     assert "Lemonldap::NG::Portal::UserDB::Demo" in other
     assert not [module for module in other if "TOTP" in module]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpuportal_core.throttle import LoginThrottle
+from gpuportal_core.throttle import CodeLock, LoginThrottle
 
 
 def fail(throttle: LoginThrottle, times: int, user: str = "bob", address: str = "10.0.0.1",
@@ -61,3 +61,22 @@ def test_a_users_typos_that_end_in_success_do_not_count_against_the_address() ->
     throttle.succeeded("alice", "10.0.0.1")
     fail(throttle, 2, user="bob")
     assert throttle.wait("carol", "10.0.0.1", 100.0) == 0
+
+
+def test_refused_codes_lock_the_user_until_the_lock_has_passed() -> None:
+    lock = CodeLock(allowed=3, window=600.0, lock_for=900.0)
+    lock.refused("bob", 100.0)
+    lock.refused("bob", 200.0)
+    assert lock.locked_for("bob", 200.0) == 0
+    lock.refused("bob", 300.0)
+    assert lock.locked_for("bob", 300.0) == 900.0
+    assert lock.locked_for("bob", 1100.0) == 100.0
+    assert lock.locked_for("bob", 1200.0) == 0
+    assert lock.locked_for("alice", 300.0) == 0  # per user: nobody else is locked
+
+
+def test_refusals_spread_wider_than_the_window_do_not_lock() -> None:
+    lock = CodeLock(allowed=3, window=600.0, lock_for=900.0)
+    for now in (0.0, 400.0, 800.0, 1200.0):
+        lock.refused("bob", now)
+        assert lock.locked_for("bob", now) == 0

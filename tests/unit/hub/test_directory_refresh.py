@@ -14,9 +14,13 @@ from gpuportal_spawner.ldap_authenticator import ClusterLDAPAuthenticator
 from tests.unit.hub.directory_stand_in import answering
 
 
-def authenticator(found: DirectoryUser | Exception | None) -> ClusterLDAPAuthenticator:
+def authenticator(
+    found: DirectoryUser | Exception | None, admins_enter_sessions: bool = True
+) -> ClusterLDAPAuthenticator:
     made = ClusterLDAPAuthenticator(
-        allowed_ldap_groups={"ds", "hpc-admins"}, admin_ldap_groups={"hpc-admins"}
+        allowed_ldap_groups={"ds", "hpc-admins"},
+        admin_ldap_groups={"hpc-admins"},
+        admins_enter_sessions=admins_enter_sessions,
     )
 
     made._in_directory = answering(found)  # type: ignore[method-assign]
@@ -55,6 +59,15 @@ async def test_a_change_in_ldap_is_handed_to_the_hub(
     refreshed = await authenticator(in_ldap(*groups)).refresh_user(hub_user)
     assert isinstance(refreshed, dict)
     assert refreshed["groups"] == groups and refreshed["admin"] is admin
+
+
+async def test_by_default_an_admin_group_makes_no_hub_admin_and_undoes_one() -> None:
+    """Issue 55: the admin groups' role manages servers without entering them; a hub admin
+    of an earlier configuration is one no longer at the next refresh."""
+    keeping = authenticator(in_ldap("ds", "hpc-admins"), admins_enter_sessions=False)
+    assert await keeping.refresh_user(on_the_hub("ds", "hpc-admins")) is True
+    refreshed = await keeping.refresh_user(on_the_hub("ds", "hpc-admins", admin=True))
+    assert isinstance(refreshed, dict) and refreshed["admin"] is False
 
 
 async def test_gone_from_ldap_or_its_groups_must_log_in_again() -> None:

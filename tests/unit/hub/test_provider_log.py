@@ -68,3 +68,15 @@ def test_a_wrong_password_at_the_provider_is_one_too(tmp_path: Path) -> None:
     with log.open("a") as out:
         out.write(PASSWORD.format("bob") + REFUSED.format("bob"))
     assert follower.read_new() == [("wrong name or password", "bob"), (CODE, "bob")]
+
+
+def test_a_code_used_twice_is_its_own_refusal(tmp_path: Path) -> None:
+    # The demo provider's OnceTOTP (deploy/local/sso_plugins) writes this for a replayed code.
+    log = tmp_path / "portal.log"
+    log.write_text("")
+    follower = ProviderLogFollower(str(log))
+    with log.open("a") as out:
+        out.write(
+            "[Sun Nov 29 01:10:00 2026] [LLNG:7] [notice] totp2f: code already used by erin\n"
+        )
+    assert follower.read_new() == [("second factor reused", "erin")]

@@ -3,6 +3,7 @@ the directory is a stand-in here; tests/integration/test_sso_login.py runs the r
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -43,8 +44,10 @@ def user(login: str, *groups: str) -> DirectoryUser:
 
 async def test_groups_and_admin_come_from_ldap() -> None:
     made = await authenticator(user("carol", "hpc-admins")).update_auth_model(model("carol"))
-    assert made["admin"] is True
+    assert made["admin"] is False  # the admin group's role manages; it does not enter
     assert made["auth_state"]["groups"] == ["hpc-admins"]
+    entering = authenticator(user("carol", "hpc-admins"), admins_enter_sessions=True)
+    assert (await entering.update_auth_model(model("carol")))["admin"] is True
 
 
 async def test_a_name_ldap_lacks_is_refused_saying_so() -> None:
@@ -75,7 +78,7 @@ async def test_ldap_down_says_so_and_is_not_a_refusal() -> None:
 
 
 async def test_a_groups_claim_replaces_ldap_groups_but_not_ldap() -> None:
-    claimed = authenticator(user("alice", "ds"), groups_claim="groups")
+    claimed = authenticator(user("alice", "ds"), groups_claim="groups", admins_enter_sessions=True)
     made = await claimed.update_auth_model(model("alice", groups=["hpc-admins"]))
     assert made["admin"] is True and made["auth_state"]["groups"] == ["hpc-admins"]
     with pytest.raises(SignInRefused):
@@ -90,3 +93,26 @@ async def test_the_hub_asks_for_pkce_and_checks_the_providers_certificate() -> N
     assert made.validate_server_cert is True
     assert made.http_request_kwargs["ca_certs"] == "/etc/ssl/site-ca.pem"
     assert made.http_request_kwargs["request_timeout"] <= 5
+
+
+async def test_codes_refused_at_the_provider_lock_the_users_sign_in_at_the_hub(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "portal.log"
+    log.write_text("")
+    made = authenticator(
+        user("bob", "ds"), provider_log=str(log), code_failures_allowed=3, code_lock_seconds=900
+    )
+    refusal = "[Sun Nov 29 01:10:00 2026] [LLNG:7] [notice] totp2f: invalid attempt for {}\n"
+    with log.open("a") as out:
+        out.write(refusal.format("bob") * 2 + refusal.format("alice"))
+    assert (await made.update_auth_model(model("bob")))["name"] == "bob"  # two: let through
+    with log.open("a") as out:
+        out.write(refusal.format("bob"))  # the third, just before the code that worked
+    with pytest.raises(SignInRefused) as refused:
+        await made.update_auth_model(model("bob"))
+    assert refused.value.why == "second factor locked"
+    assert "refused 3 codes for bob" in refused.value.log_message
+    assert "for 15 more minutes" in refused.value.log_message
+    made._in_directory = answering(user("alice", "ds"))  # type: ignore[method-assign]
+    assert (await made.update_auth_model(model("alice")))["name"] == "alice"

@@ -1,0 +1,115 @@
+"""The ID token is checked before the hub believes who signed in (gpuportal_spawner.id_token):
+tokens signed here with a key of the test's own, as the provider would sign them, and each
+way one can be wrong."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from gpuportal_spawner.id_token import IdTokenChecker, IdTokenRefused
+
+ISSUER = "https://sso.example.org"
+CLIENT = "gpuportal-hub"
+NONCE = "n-0S6_WzA2Mj"
+
+
+def new_key() -> Any:
+    return rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+
+PROVIDER_KEY = new_key()
+OTHER_KEY = new_key()
+
+
+def jwks(*keys: tuple[Any, str]) -> dict[str, Any]:
+    published = []
+    for key, kid in keys:
+        jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key()))
+        published.append({**jwk, "kid": kid, "use": "sig", "alg": "RS256"})
+    return {"keys": published}
+
+
+def token(key: Any = PROVIDER_KEY, kid: str = "k1", alg: str = "RS256", **claims: Any) -> str:
+    now = int(time.time())
+    body = {
+        "iss": ISSUER,
+        "sub": "alice",
+        "aud": CLIENT,
+        "iat": now,
+        "exp": now + 300,
+        "nonce": NONCE,
+        **claims,
+    }
+    body = {name: value for name, value in body.items() if value is not None}
+    return jwt.encode(body, key, algorithm=alg, headers={"kid": kid})
+
+
+class Provider:
+    """Its published keys, and how often the hub asked for them."""
+
+    def __init__(self, *keys: tuple[Any, str]) -> None:
+        self.published = jwks(*keys)
+        self.asked = 0
+
+    async def keys(self) -> dict[str, Any]:
+        self.asked += 1
+        return self.published
+
+
+def checker(provider: Provider) -> IdTokenChecker:
+    return IdTokenChecker(ISSUER, CLIENT, provider.keys)
+
+
+async def refused(id_token: str, nonce: str = NONCE) -> str:
+    with pytest.raises(IdTokenRefused) as why:
+        await checker(Provider((PROVIDER_KEY, "k1"))).check(id_token, nonce)
+    return str(why.value)
+
+
+async def test_a_token_the_provider_signed_for_this_sign_in_passes() -> None:
+    provider = Provider((PROVIDER_KEY, "k1"))
+    made = checker(provider)
+    assert (await made.check(token(), NONCE))["sub"] == "alice"
+    assert (await made.check(token(sub="bob"), NONCE))["sub"] == "bob"
+    assert provider.asked == 1  # the keys are kept
+
+
+async def test_each_wrong_token_is_refused_saying_why() -> None:
+    assert "signature does not match" in await refused(token(key=OTHER_KEY))
+    assert "for another client" in await refused(token(aud="another-client"))
+    assert "another issuer" in await refused(token(iss="https://evil.example.org"))
+    assert "expired" in await refused(token(exp=int(time.time()) - 600))
+    assert "issued in the future" in await refused(token(iat=int(time.time()) + 600))
+    assert "nonce is not this sign-in's" in await refused(token(), nonce="another")
+    assert "nonce is not this sign-in's" in await refused(token(), nonce="")
+    assert "lacks its 'nonce'" in await refused(token(nonce=None))
+    assert "lacks its 'exp'" in await refused(token(exp=None))
+    assert "not made out to this hub" in await refused(token(aud=[CLIENT, "other"]))
+    assert "key the provider does not publish" in await refused(token(kid="k9"))
+    assert "the provider sent no ID token" in await refused("")
+    assert "not a signed token" in await refused("not.a.token")
+
+
+async def test_alg_none_and_hmac_with_a_public_value_are_refused() -> None:
+    unsigned = jwt.encode({"iss": ISSUER, "sub": "alice"}, None, algorithm="none")
+    assert "algorithm 'none' is not accepted" in await refused(unsigned)
+    hmac_signed = jwt.encode({"sub": "alice"}, "the-client-secret", algorithm="HS256")
+    assert "algorithm 'HS256' is not accepted" in await refused(hmac_signed)
+
+
+async def test_a_rotated_key_is_fetched_again_once_a_minute_at_most() -> None:
+    provider = Provider((PROVIDER_KEY, "k1"))
+    made = checker(provider)
+    await made.check(token(), NONCE)
+    provider.published = jwks((OTHER_KEY, "k2"))
+    with pytest.raises(IdTokenRefused, match="does not publish"):
+        await made.check(token(key=OTHER_KEY, kid="k2"), NONCE)  # fetched less than 60 s ago
+    made._fetched -= 61
+    assert (await made.check(token(key=OTHER_KEY, kid="k2"), NONCE))["sub"] == "alice"
+    assert provider.asked == 2
