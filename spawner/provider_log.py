@@ -33,7 +33,9 @@ from gpuportal_spawner.metrics import LOGIN_FAILURES
 # provider: deploy/local/sso_plugins) and a wrong password (its user log).
 _USER = r"(?P<user>[a-z_][a-z0-9_.-]{0,31})\b"
 LEMONLDAP_REFUSALS = {
-    "second factor refused": rf"totp2f: invalid attempt for {_USER}",
+    # 2.16's words, then 2.21's (Debian 13).
+    "second factor refused": rf"totp2f: (?:invalid attempt|code did not match any of the "
+    rf"registered TOTP) for {_USER}",
     "second factor reused": rf"totp2f: code already used by {_USER}",
     "wrong name or password": rf"\] Bad password for {_USER}",
 }

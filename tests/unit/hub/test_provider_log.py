@@ -80,3 +80,12 @@ def test_a_code_used_twice_is_its_own_refusal(tmp_path: Path) -> None:
             "[Sun Nov 29 01:10:00 2026] [LLNG:7] [notice] totp2f: code already used by erin\n"
         )
     assert follower.read_new() == [("second factor reused", "erin")]
+
+
+def test_lemonldap_221s_words_for_a_wrong_code(tmp_path: Path) -> None:
+    log = tmp_path / "portal.log"
+    log.write_text("")
+    follower = ProviderLogFollower(str(log))
+    with log.open("a") as out:
+        out.write("[notice] totp2f: code did not match any of the registered TOTP for frank\n")
+    assert follower.read_new() == [(CODE, "frank")]
