@@ -143,7 +143,9 @@ c.ClusterDirectory.user_search_base = settings.ldap_user_base
 c.ClusterDirectory.group_search_base = settings.ldap_group_base
 # Also the groups the service account's sudo rule acts for (gpuportal-admin sudoers).
 c.ClusterDirectory.allowed_ldap_groups = set(settings.user_groups)
-c.ClusterDirectory.admin_ldap_groups = {"hpc-admins"}
+# The cluster's admins: the hub's (the role cluster-admin) and the portal's (PORTAL_ADMIN_GROUPS).
+ADMIN_GROUPS = ["hpc-admins"]
+c.ClusterDirectory.admin_ldap_groups = set(ADMIN_GROUPS)
 # Admins manage users and servers; they enter users' servers only where the site says so, each
 # entry audited (gpuportal_spawner.admin_entry).
 c.ClusterDirectory.admins_enter_sessions = settings.admins_enter_sessions
@@ -263,7 +265,7 @@ def service_token(name: str) -> str:
 portal_token = service_token("portal")
 portal_url = f"http://127.0.0.1:{port + 82}"
 # Members of these LDAP groups edit profiles (hub admins may too).
-portal_admin_groups = ["hpc-admins"]
+portal_admin_groups = ADMIN_GROUPS
 portal_db = settings.database_url or f"sqlite:///{state / 'portal.db'}"
 # The portal's first start stores these software environments (deploy/local/environments.sh
 # makes the demo's); admins change them on the admin page afterwards.

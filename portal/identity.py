@@ -103,12 +103,15 @@ class HubIdentity:
         if kind == "service":
             return Caller(name=str(model["name"]), kind="service", reads_metrics=reads_metrics)
         groups = frozenset(str(group) for group in model.get("groups") or ())
+        is_admin = bool(model.get("admin")) or not groups.isdisjoint(self._admin_groups)
         return Caller(
             name=str(model["name"]),
             kind="user",
             groups=groups,
-            is_admin=bool(model.get("admin")) or not groups.isdisjoint(self._admin_groups),
-            is_hub_admin=bool(model.get("admin")),
+            is_admin=is_admin,
+            # The hub's admin page is for the same groups (their role, cluster-admin: the hub's
+            # config gives both the one list), and for JupyterHub admins.
+            is_hub_admin=is_admin,
             reads_metrics=reads_metrics,
         )
 

@@ -11,6 +11,7 @@ rotated its keys), at most once a minute.
 
     checker = IdTokenChecker(issuer, client_id, fetch_keys)   # fetch_keys: async () -> JWKS dict
     claims = await checker.check(id_token, nonce)             # or IdTokenRefused(why)
+    claims = await checker.check_logout(logout_token)         # a back-channel logout's token
 """
 
 from __future__ import annotations
@@ -30,14 +31,18 @@ LEEWAY = 60
 REFETCH_AFTER = 60.0
 
 
-# PyJWT's refusals, in words (the first that matches).
+# PyJWT's refusals, in words (the first that matches), of "the ID token" or "the logout token".
 _REFUSALS: tuple[tuple[type[jwt.InvalidTokenError], str], ...] = (
-    (jwt.InvalidSignatureError, "the ID token's signature does not match the provider's key"),
-    (jwt.ExpiredSignatureError, "the ID token has expired"),
-    (jwt.ImmatureSignatureError, "the ID token was issued in the future (the clocks differ)"),
-    (jwt.InvalidAudienceError, "the ID token is for another client than this hub"),
-    (jwt.InvalidIssuerError, "another issuer made the ID token"),
+    (jwt.InvalidSignatureError, "{what}'s signature does not match the provider's key"),
+    (jwt.ExpiredSignatureError, "{what} has expired"),
+    (jwt.ImmatureSignatureError, "{what} was issued in the future (the clocks differ)"),
+    (jwt.InvalidAudienceError, "{what} is for another client than this hub"),
+    (jwt.InvalidIssuerError, "another issuer made {what}"),
 )
+# OpenID Connect Back-Channel Logout 1.0, 2.4: the event a logout token carries.
+BACKCHANNEL_LOGOUT = "http://schemas.openid.net/event/backchannel-logout"
+# How long a logout token's jti is kept, against its replay (its exp is minutes at most).
+JTI_KEEP_SECONDS = 3600.0
 
 
 class IdTokenRefused(Exception):
@@ -58,8 +63,38 @@ class IdTokenChecker:
         self.algorithms = algorithms
         self._keys: dict[str, jwt.PyJWK] = {}
         self._fetched = float("-inf")
+        self._jtis: dict[str, float] = {}  # logout tokens' ids seen, and when
+        self.keys_from = ""  # the provider's jwks_uri, where fetch_keys reads them
+        self._signed_in: dict[str, str] = {}  # "sub:X" and "sid:Y" of sign-ins, to user names
 
-    async def _key(self, kid: str | None) -> jwt.PyJWK:
+    @classmethod
+    def for_provider(
+        cls, document: dict[str, Any], client_id: str, fetch_keys: Callable[[], Awaitable[Any]]
+    ) -> IdTokenChecker:
+        """A checker of the provider its discovery document describes."""
+        announced = document.get("id_token_signing_alg_values_supported") or ALGORITHMS
+        made = cls(
+            str(document["issuer"]),
+            client_id,
+            fetch_keys,
+            tuple(alg for alg in ALGORITHMS if alg in announced),
+        )
+        made.keys_from = str(document.get("jwks_uri") or "")
+        return made
+
+    def remember(self, name: str, claims: dict[str, Any]) -> None:
+        """Who signed in under the ID token's subject and provider session."""
+        for key in ("sub", "sid"):
+            if claims.get(key):
+                self._signed_in[f"{key}:{claims[key]}"] = name
+
+    def logged_out(self, claims: dict[str, Any]) -> str:
+        """The user a logout token names: by a sign-in's sid or sub seen here, else its sub as
+        a user name (LemonLDAP::NG's sub is the uid; a hub started since saw no sign-in)."""
+        sid, sub = str(claims.get("sid") or ""), str(claims.get("sub") or "")
+        return self._signed_in.get(f"sid:{sid}") or self._signed_in.get(f"sub:{sub}") or sub
+
+    async def _key(self, kid: str | None, what: str) -> jwt.PyJWK:
         if kid not in self._keys and time.monotonic() - self._fetched >= REFETCH_AFTER:
             self._fetched = time.monotonic()
             try:
@@ -73,39 +108,67 @@ class IdTokenChecker:
         key = self._keys.get(kid or "")
         if key is None:
             raise IdTokenRefused(
-                f"the ID token is signed with a key the provider does not publish ({kid})"
+                f"{what} is signed with a key the provider does not publish ({kid})"
             )
         return key
 
-    async def check(self, id_token: str, nonce: str) -> dict[str, Any]:
-        """The token's claims, once every check passed."""
-        if not id_token:
-            raise IdTokenRefused("the provider sent no ID token")
+    async def _decode(self, token: str, what: str, require: list[str]) -> dict[str, Any]:
+        """The claims of a token the provider signed for this hub, its times checked."""
         try:
-            header = jwt.get_unverified_header(id_token)
+            header = jwt.get_unverified_header(token)
         except jwt.InvalidTokenError:
-            raise IdTokenRefused("the ID token is not a signed token") from None
+            raise IdTokenRefused(f"{what} is not a signed token") from None
         if header.get("alg") not in self.algorithms:
-            raise IdTokenRefused(f"the ID token's algorithm {header.get('alg')!r} is not accepted")
-        key = await self._key(header.get("kid"))
+            raise IdTokenRefused(f"{what}'s algorithm {header.get('alg')!r} is not accepted")
+        key = await self._key(header.get("kid"), what)
         try:
             claims: dict[str, Any] = jwt.decode(
-                id_token,
+                token,
                 key=key,
                 algorithms=list(self.algorithms),
                 audience=self.client_id,
                 issuer=self.issuer,
                 leeway=LEEWAY,
-                options={"require": ["iss", "sub", "aud", "exp", "iat", "nonce"]},
+                options={"require": require},
             )
         except jwt.MissingRequiredClaimError as missing:
-            raise IdTokenRefused(f"the ID token lacks its {missing.claim!r} claim") from None
+            raise IdTokenRefused(f"{what} lacks its {missing.claim!r} claim") from None
         except jwt.InvalidTokenError as error:
             why = next((why for kind, why in _REFUSALS if isinstance(error, kind)), None)
-            raise IdTokenRefused(why or f"the ID token does not check out ({error})") from None
+            why = why or "{what} does not check out (" + str(error).replace("{", "(") + ")"
+            raise IdTokenRefused(why.format(what=what)) from None
         audience = claims["aud"]
         if isinstance(audience, list) and len(audience) > 1 and claims.get("azp") != self.client_id:
-            raise IdTokenRefused("the ID token is for several clients, not made out to this hub")
+            raise IdTokenRefused(f"{what} is for several clients, not made out to this hub")
+        return claims
+
+    async def check(self, id_token: str, nonce: str) -> dict[str, Any]:
+        """The ID token's claims, once every check passed."""
+        if not id_token:
+            raise IdTokenRefused("the provider sent no ID token")
+        what = "the ID token"
+        claims = await self._decode(id_token, what, ["iss", "sub", "aud", "exp", "iat", "nonce"])
         if not nonce or not hmac.compare_digest(str(claims["nonce"]), nonce):
             raise IdTokenRefused("the ID token's nonce is not this sign-in's")
+        return claims
+
+    async def check_logout(self, logout_token: str) -> dict[str, Any]:
+        """A back-channel logout token's claims (Back-Channel Logout 1.0, 2.6), once every
+        check passed: signed, issuer, audience, iat, the logout event, a sub or a sid, no
+        nonce, and a jti not seen before."""
+        what = "the logout token"
+        claims = await self._decode(logout_token, what, ["iss", "aud", "iat", "jti", "events"])
+        events = claims["events"]
+        if not isinstance(events, dict) or not isinstance(events.get(BACKCHANNEL_LOGOUT), dict):
+            raise IdTokenRefused("the logout token carries no back-channel logout event")
+        if "nonce" in claims:
+            raise IdTokenRefused("the logout token has a nonce, as an ID token would")
+        if not claims.get("sub") and not claims.get("sid"):
+            raise IdTokenRefused("the logout token names no subject and no session")
+        now = time.monotonic()
+        self._jtis = {jti: t for jti, t in self._jtis.items() if now - t < JTI_KEEP_SECONDS}
+        jti = str(claims["jti"])
+        if jti in self._jtis:
+            raise IdTokenRefused("the logout token was sent before (its jti)")
+        self._jtis[jti] = now
         return claims

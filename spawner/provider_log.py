@@ -12,7 +12,7 @@ gpuportal_login_failures, as a wrong password does on the hub's own form.
 
     refusals = ProviderRefusals(follower, CodeLock(...), log)   # what the hub does with them
     refusals.read()                     # audited, counted; refused codes kept for the lock
-    refusals.locked_for(user)           # seconds the hub refuses the user's sign-ins (0: none)
+    refusals.refuse_if_locked(user)     # SignInRefused while the hub locks the user out
 
 Only what was written after the hub started counts; a rotated log (a new file, or a shorter
 one) is read from its start.
@@ -21,6 +21,7 @@ one) is read from its start.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ from pathlib import Path
 from gpuportal_core.throttle import CodeLock
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.metrics import LOGIN_FAILURES
+from gpuportal_spawner.sso_handlers import SignInRefused
 
 # LemonLDAP::NG 2.x's lines for a wrong TOTP code, a code used already (OnceTOTP, the demo's
 # provider: deploy/local/sso_plugins) and a wrong password (its user log).
@@ -102,7 +104,17 @@ class ProviderRefusals:
             if why.startswith("second factor"):
                 self.lock.refused(user, time.monotonic())
 
-    def locked_for(self, user: str) -> float:
-        """Seconds before the hub lets this user sign in, counting every refusal up to now."""
+    def refuse_if_locked(self, user: str) -> None:
+        """Refuses the sign-in of a user whose codes were refused too often lately, counting
+        every refusal up to now."""
         self.read()
-        return self.lock.locked_for(user, time.monotonic())
+        wait = self.lock.locked_for(user, time.monotonic())
+        if wait > 0:
+            codes = f"{self.lock.allowed} code{'s' if self.lock.allowed != 1 else ''}"
+            raise SignInRefused(
+                user,
+                "second factor locked",
+                f"The sign-in service refused {codes} for {user} lately, so this portal does "
+                f"not let {user} in for {math.ceil(wait / 60)} more minutes. If you did not "
+                "type them, tell the cluster team: someone may know your password.",
+            )

@@ -26,7 +26,6 @@ state cookie, the token and userinfo calls); this adds what a cluster needs arou
 from __future__ import annotations
 
 import json
-import math
 import time
 from functools import partial
 from typing import Any
@@ -43,7 +42,7 @@ from gpuportal_core.sbatch import USERNAME_RE
 from gpuportal_core.throttle import CodeLock
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.cluster_directory import ClusterDirectory
-from gpuportal_spawner.id_token import ALGORITHMS, IdTokenChecker, IdTokenRefused
+from gpuportal_spawner.id_token import IdTokenChecker, IdTokenRefused
 from gpuportal_spawner.metrics import LOGIN_FAILURES
 from gpuportal_spawner.provider_log import (
     LEMONLDAP_REFUSALS,
@@ -51,8 +50,11 @@ from gpuportal_spawner.provider_log import (
     ProviderRefusals,
 )
 from gpuportal_spawner.sso_handlers import (
+    BACKCHANNEL_PATH,
     SIGNED_OUT_PATH,
+    BackChannelLogoutHandler,
     SignedOutHandler,
+    SignInRefused,
     SSOCallbackHandler,
     SSOLoginHandler,
     SSOLogoutHandler,
@@ -60,15 +62,6 @@ from gpuportal_spawner.sso_handlers import (
 
 # Where get_token_info leaves the checked ID token's claims for token_to_user.
 ID_CLAIMS = "gpuportal_id_claims"
-
-
-class SignInRefused(web.HTTPError):
-    """A sign-in the hub refuses after the provider accepted it: a page saying why (403)."""
-
-    def __init__(self, user: str, why: str, message: str) -> None:
-        super().__init__(403, message)
-        self.user = user
-        self.why = why
 
 
 class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
@@ -157,7 +150,6 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._id_tokens: IdTokenChecker | None = None  # made from the discovery document
-        self._id_tokens_from = ""
         follower = None
         if self.provider_log:
             follower = ProviderLogFollower(self.provider_log, self.provider_log_patterns)
@@ -166,22 +158,17 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         if follower is not None:
             PeriodicCallback(self._refusals.read, 2000).start()
 
-    def _check_code_lock(self, name: str) -> None:
-        """Refuses the sign-in of a user whose codes the provider refused too often lately."""
-        wait = self._refusals.locked_for(name) if self.code_failures_allowed > 0 else 0
-        if wait > 0:
-            raise SignInRefused(
-                name,
-                "second factor locked",
-                f"The sign-in service refused {self._refusals.lock.allowed} "
-                f"code{'s' if self._refusals.lock.allowed != 1 else ''} for {name} "
-                f"lately, so this portal does not let {name} in for {math.ceil(wait / 60)} "
-                "more minutes. If you did not type them, tell the cluster team: someone may "
-                "know your password.",
-            )
-
     def get_handlers(self, app: Any) -> list[tuple[str, Any]]:
-        return [*super().get_handlers(app), (f"/{SIGNED_OUT_PATH}", SignedOutHandler)]
+        return [
+            *super().get_handlers(app),
+            (f"/{SIGNED_OUT_PATH}", SignedOutHandler),
+            (f"/{BACKCHANNEL_PATH}", BackChannelLogoutHandler),
+        ]
+
+    async def back_channel_logout(self, logout_token: str) -> str:
+        """The user a valid logout token names (IdTokenRefused when it is not valid)."""
+        checker = await self._checker()
+        return checker.logged_out(await checker.check_logout(logout_token))
 
     # -- the provider --------------------------------------------------------------------
 
@@ -200,15 +187,9 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
             self.log.error("Discovery document of %s names another issuer: %r", url, document)
             raise _provider_error(self.issuer, "answers as another issuer (the hub's settings)")
         jwks_uri = str(document.get("jwks_uri") or "")
-        if self._id_tokens is None or self._id_tokens_from != jwks_uri:
-            announced = document.get("id_token_signing_alg_values_supported") or ALGORITHMS
-            self._id_tokens = IdTokenChecker(
-                str(document["issuer"]),
-                self.client_id,
-                partial(self._provider_keys, jwks_uri),
-                tuple(alg for alg in ALGORITHMS if alg in announced),
-            )
-            self._id_tokens_from = jwks_uri
+        if self._id_tokens is None or self._id_tokens.keys_from != jwks_uri:
+            keys = partial(self._provider_keys, jwks_uri)
+            self._id_tokens = IdTokenChecker.for_provider(document, self.client_id, keys)
         for trait, key in (
             ("authorize_url", "authorization_endpoint"),
             ("token_url", "token_endpoint"),
@@ -228,18 +209,20 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
             raise _provider_error(self.issuer, "is not answering") from None
         return dict(keys)
 
-    async def _checked_id_token(self, handler: Any, token_info: dict[str, Any]) -> dict[str, Any]:
-        """The ID token's claims once every check passed (gpuportal_spawner.id_token)."""
+    async def _checker(self) -> IdTokenChecker:
         if self._id_tokens is None:  # the hub started again since this sign-in's first step
             await self.discover()
         assert self._id_tokens is not None
+        return self._id_tokens
+
+    async def _checked_id_token(self, handler: Any, token_info: dict[str, Any]) -> dict[str, Any]:
+        """The ID token's claims once every check passed (gpuportal_spawner.id_token)."""
+        id_token, checker = str(token_info.get("id_token") or ""), await self._checker()
         try:
-            return await self._id_tokens.check(
-                str(token_info.get("id_token") or ""), handler.sign_in_nonce()
-            )
+            return await checker.check(id_token, handler.sign_in_nonce())
         except IdTokenRefused as refused:
             self.log.warning("Sign-in refused: %s", refused)
-            raise _unverified(refused) from None
+            raise SignInRefused.unverified(refused) from None
 
     async def get_token_info(self, handler: Any, params: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -265,7 +248,7 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
             raise _provider_error(self.issuer, "is not answering") from None
         # OpenID Connect Core 5.3.2: the userinfo answer is about the ID token's subject.
         if str(user.get("sub", "")) != str(token_info[ID_CLAIMS]["sub"]):
-            raise _unverified("its userinfo is about another person than the ID token")
+            raise SignInRefused.unverified("its userinfo is about another person than the ID token")
         return user
 
     async def end_session_redirect(self, id_token: str, back: str) -> str:
@@ -296,6 +279,9 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         state = model.get("auth_state") or {}
         if handler is not None:
             handler.id_token = state.get("id_token")
+        # Whom a back-channel logout may name: the token's subject and provider session.
+        claims = (state.get("token_response") or {}).get(ID_CLAIMS) or {}
+        (await self._checker()).remember(model["name"], claims)
         audit(
             "login",
             user=model["name"],
@@ -323,7 +309,8 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
                 "name. Ask the cluster team to link your single sign-on account to your "
                 "cluster account.",
             )
-        self._check_code_lock(name)
+        if self.code_failures_allowed > 0:
+            self._refusals.refuse_if_locked(name)
         type(self)._waiting += 1
         try:
             found: DirectoryUser | None = await self._in_directory(
@@ -386,14 +373,4 @@ def _provider_error(issuer: str, what: str) -> web.HTTPError:
         503,
         f"The single sign-on service ({issuer}) {what}, so you cannot sign in right now. "
         "Please try again in a minute; if it lasts, tell the cluster team.",
-    )
-
-
-def _unverified(why: object) -> SignInRefused:
-    return SignInRefused(
-        "",
-        "ID token refused",
-        f"The single sign-on service's answer could not be verified: {why}. You are not "
-        "signed in. Go back to the login page and sign in again; if this happens again, tell "
-        "the cluster team.",
     )

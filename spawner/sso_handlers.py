@@ -1,6 +1,7 @@
 """The hub's pages of single sign-on (gpuportal_spawner.sso_authenticator uses them): the
 login redirect once the provider answers, the provider's redirect back (the ID token kept for
-logout), logout of both sessions, and the page the provider sends the browser back to."""
+logout), logout of both sessions, the page the provider sends the browser back to, and the
+provider's back-channel logout."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ import re
 import secrets
 from typing import Any
 
+from jupyterhub import orm
 from jupyterhub.handlers import BaseHandler
-from jupyterhub.utils import url_path_join
+from jupyterhub.utils import new_token, url_path_join
 from oauthenticator.oauth2 import (
     STATE_COOKIE_NAME,
     OAuthCallbackHandler,
@@ -19,6 +21,7 @@ from oauthenticator.oauth2 import (
 from tornado import web
 
 from gpuportal_spawner.audit import audit
+from gpuportal_spawner.id_token import IdTokenRefused
 from gpuportal_spawner.metrics import LOGIN_FAILURES
 
 # The ID token of the sign-in, kept (signed, HTTPS only) for the provider's logout: the hint
@@ -28,6 +31,27 @@ ID_TOKEN_COOKIE = "gpuportal-sso-id"
 NONCE_COOKIE = "gpuportal-sso-nonce"
 NONCE_MINUTES = 15  # a sign-in left longer at the provider starts again
 SIGNED_OUT_PATH = "signed-out"
+BACKCHANNEL_PATH = "backchannel-logout"
+
+
+class SignInRefused(web.HTTPError):
+    """A sign-in the hub refuses after the provider accepted it: a page saying why (403)."""
+
+    def __init__(self, user: str, why: str, message: str) -> None:
+        super().__init__(403, message)
+        self.user = user
+        self.why = why
+
+    @classmethod
+    def unverified(cls, why: object) -> SignInRefused:
+        """The provider's answer fails a check (gpuportal_spawner.id_token)."""
+        return cls(
+            "",
+            "ID token refused",
+            f"The single sign-on service's answer could not be verified: {why}. You are not "
+            "signed in. Go back to the login page and sign in again; if this happens again, "
+            "tell the cluster team.",
+        )
 
 
 class SSOLoginHandler(OAuthLoginHandler):
@@ -139,3 +163,37 @@ class SignedOutHandler(BaseHandler):
             "signed_out.html", provider_ended=True, provider=self.authenticator.login_service
         )
         self.finish(html)
+
+
+class BackChannelLogoutHandler(BaseHandler):
+    """The provider ends a user's sign-in from its side (OpenID Connect Back-Channel Logout 1.0:
+    an admin disabled the person, or they logged out at the provider): with a signed logout
+    token, posted by the provider's server. Every hub login of the user ends (a new cookie
+    id), and so do the tokens their browsers were given for their servers and the portal;
+    the servers keep running, and tokens made on the token page keep their own expiry."""
+
+    def check_xsrf_cookie(self) -> None:
+        """No browser posts here: the provider's signature on the token is what is checked."""
+
+    async def post(self) -> None:
+        self.set_header("Cache-Control", "no-store")
+        try:
+            name = await self.authenticator.back_channel_logout(
+                self.get_body_argument("logout_token", "")
+            )
+        except IdTokenRefused as refused:
+            self.log.warning("Back-channel logout refused: %s", refused)
+            self.set_status(400)
+            self.finish({"error": "invalid_request", "error_description": str(refused)})
+            return
+        user = self.find_user(name) if name else None
+        if user is not None:
+            user.cookie_id = new_token()
+            ended = self.db.query(orm.APIToken).filter(
+                orm.APIToken.user_id == user.id, orm.APIToken.session_id.isnot(None)
+            )
+            tokens = ended.delete(synchronize_session=False)
+            self.db.commit()
+            self.log.info("The provider ended %s's sign-in (%d browser tokens)", name, tokens)
+            audit("logout", user=name, address=self.request.remote_ip, via="back-channel")
+        self.finish()

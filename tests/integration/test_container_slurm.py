@@ -24,7 +24,9 @@ def test_srun_and_sbatch_from_a_terminal_in_the_image(hub: Hub, registered: str)
     alice = hub.login("alice")
     spawn(hub, alice)
     job_id, node = user_jobs("alice", "%i|%N")[0].split("|")
-    terminal = Terminal(hub.url, "alice", registered)
+    # alice's own token: the image's registrar (carol, an admin) may not enter her session.
+    token = hub.api(alice, "POST", "/users/alice/tokens", json={"note": "terminal"}).json()
+    terminal = Terminal(hub.url, "alice", token["token"])
     try:
         code, output = terminal.run("test -e /run/.containerenv && command -v srun sbatch")
         assert (code, output.split()) == (0, ["/usr/bin/srun", "/usr/bin/sbatch"]), output
@@ -52,7 +54,7 @@ def test_srun_and_sbatch_from_a_terminal_in_the_image(hub: Hub, registered: str)
         terminal.close()
 
     # Dask's workers: Slurm jobs, on a node outside the image, each running the image again.
-    kernel = Kernel(hub.url, "alice", registered)
+    kernel = Kernel(hub.url, "alice", token["token"])
     prefixes = kernel.result(
         "from dask_jobqueue import SLURMCluster; from dask.distributed import Client\n"
         "cluster = SLURMCluster(); cluster.scale(jobs=1); client = Client(cluster)\n"

@@ -12,7 +12,7 @@ import jwt
 import pytest
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from gpuportal_spawner.id_token import IdTokenChecker, IdTokenRefused
+from gpuportal_spawner.id_token import BACKCHANNEL_LOGOUT, IdTokenChecker, IdTokenRefused
 
 ISSUER = "https://sso.example.org"
 CLIENT = "gpuportal-hub"
@@ -113,3 +113,56 @@ async def test_a_rotated_key_is_fetched_again_once_a_minute_at_most() -> None:
     made._fetched -= 61
     assert (await made.check(token(key=OTHER_KEY, kid="k2"), NONCE))["sub"] == "alice"
     assert provider.asked == 2
+
+
+def logout_token(**claims: Any) -> str:
+    now = int(time.time())
+    body = {
+        "iss": ISSUER,
+        "aud": CLIENT,
+        "iat": now,
+        "exp": now + 120,
+        "jti": f"j-{time.monotonic_ns()}",
+        "sub": "alice",
+        "events": {BACKCHANNEL_LOGOUT: {}},
+        **claims,
+    }
+    body = {name: value for name, value in body.items() if value is not None}
+    return jwt.encode(body, PROVIDER_KEY, algorithm="RS256", headers={"kid": "k1"})
+
+
+async def test_a_back_channel_logout_token_is_checked_and_used_once() -> None:
+    made = checker(Provider((PROVIDER_KEY, "k1")))
+    once = logout_token(sid="s-1")
+    assert (await made.check_logout(once))["sid"] == "s-1"
+    with pytest.raises(IdTokenRefused, match="sent before"):
+        await made.check_logout(once)  # a replay of the same logout
+    assert (await made.check_logout(logout_token(sub=None, sid="s-2")))["sid"] == "s-2"
+
+
+@pytest.mark.parametrize(
+    ("claims", "why"),
+    [
+        ({"events": None}, "lacks its 'events'"),
+        ({"events": {"other": {}}}, "no back-channel logout event"),
+        ({"nonce": "n"}, "has a nonce"),
+        ({"sub": None}, "names no subject and no session"),
+        ({"jti": None}, "lacks its 'jti'"),
+        ({"aud": "another-client"}, "the logout token is for another client"),
+        ({"iss": "https://evil.example.org"}, "another issuer made the logout token"),
+    ],
+)
+async def test_a_wrong_logout_token_is_refused_saying_why(claims: dict[str, Any], why: str) -> None:
+    with pytest.raises(IdTokenRefused, match=why):
+        await checker(Provider((PROVIDER_KEY, "k1"))).check_logout(logout_token(**claims))
+
+
+async def test_a_logout_token_signed_by_another_key_is_refused() -> None:
+    forged = jwt.encode(
+        jwt.decode(logout_token(), options={"verify_signature": False}),
+        OTHER_KEY,
+        algorithm="RS256",
+        headers={"kid": "k1"},
+    )
+    with pytest.raises(IdTokenRefused, match="signature does not match"):
+        await checker(Provider((PROVIDER_KEY, "k1"))).check_logout(forged)
