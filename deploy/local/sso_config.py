@@ -141,7 +141,11 @@ def configuration(args: argparse.Namespace, keys: Keys) -> dict[str, object]:
         # their first sign-in (the demo's users are registered by sso.sh). Checked by OnceTOTP
         # (sso_plugins/), LemonLDAP::NG's TOTP that accepts a code once, in its place.
         "available2F": "OnceTOTP",
+        # The engine loads a listed module by its name's key (2.16 also takes its rule from
+        # there); 2.21 takes the rule from the module's prefix, TOTP's: without that key it asks
+        # no code at all (the Debian 13 demo's smoke, 2026-11-29).
         "oncetotp2fActivation": 'has2f("TOTP")',
+        "totp2fActivation": 'has2f("TOTP")',
         "onceTotpDir": str(state / "totp-used"),
         "totp2fSelfRegistration": 1,
         "totp2fUserCanRemoveKey": 0,

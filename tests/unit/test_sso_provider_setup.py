@@ -116,3 +116,12 @@ def test_a_module_that_does_not_load_is_named_with_its_package(tmp_path: Path) -
         " IO/Socket/Timeout.pm names it)"
     ) in checked.stderr
     assert "install them (apt-get install) and run this again" in checked.stderr
+
+
+def test_every_lemonldap_version_here_asks_the_code_through_oncetotp() -> None:
+    """2.16 (Debian 12) loads a module of available2F by its own key and takes its rule from
+    there; 2.21 (Debian 13) takes the rule from the module's prefix, TOTP's. Without the second
+    key, 2.21 asked no code at all (the Debian 13 demo's smoke)."""
+    config = demo_configuration(load_sso_config())
+    assert config["available2F"] == "OnceTOTP"  # TOTP's own module is not loaded beside it
+    assert config["oncetotp2fActivation"] == config["totp2fActivation"] == 'has2f("TOTP")'
