@@ -32,7 +32,6 @@ from gpuportal_spawner.culling import (
 from gpuportal_spawner.errors import RefusalsWithoutTraceback
 from gpuportal_spawner.hub_app import GpuPortalHub
 from gpuportal_spawner.last_session import LAST_SESSION_PATH, LastSessionHandler
-from gpuportal_spawner.login_limits import IDLE_LOGINS
 from gpuportal_spawner.named_sessions import kept_limit
 from gpuportal_spawner.notices import NOTICES_PATH, NoticesHandler
 from gpuportal_spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
@@ -152,7 +151,7 @@ c.ClusterDirectory.admins_enter_sessions = settings.admins_enter_sessions
 # A hub login lasts PORTAL_SESSION_HOURS, and ends after PORTAL_SESSION_IDLE_HOURS without a
 # call (gpuportal_spawner.login_limits).
 c.JupyterHub.cookie_max_age_days = settings.session_hours / 24
-IDLE_LOGINS.idle_seconds = settings.session_idle_hours * 3600
+c.ClusterDirectory.session_idle_seconds = settings.session_idle_hours * 3600
 # The hub's groups follow LDAP at each login, and are read again every auth_refresh_age
 # seconds: profile visibility and the portal's admin check read them.
 c.Authenticator.manage_groups = True

@@ -21,7 +21,7 @@ from gpuportal_adapters.directory import (
     DirectoryUser,
     lookup_user,
 )
-from gpuportal_spawner.login_limits import IDLE_LOGINS
+from gpuportal_spawner.login_limits import idle_logins
 
 
 class ClusterDirectory(LoggingConfigurable):
@@ -64,6 +64,12 @@ class ClusterDirectory(LoggingConfigurable):
         help="Whether members of admin_ldap_groups are JupyterHub admins, who may open users' "
         "servers; False: they are not, and the role the config gives their groups manages "
         "users and servers without entering them.",
+    )
+    session_idle_seconds = Float(
+        0.0,
+        config=True,
+        help="A hub login ends after this many seconds without a call of the user's, e.g. "
+        "7200; 0: no idle limit (gpuportal_spawner.login_limits).",
     )
     admin_ldap_groups = Set(
         Unicode(),
@@ -154,7 +160,7 @@ class ClusterDirectory(LoggingConfigurable):
         LDAP, and has a short budget of its own: a refresh that cannot be done now is done
         at the next one.
         """
-        if IDLE_LOGINS.ended(user, handler):
+        if idle_logins(user).ended(user, handler, self.session_idle_seconds):
             return False
         if self._waiting >= self.ldap_threads:
             return True

@@ -1,6 +1,6 @@
 """What the hub's spawners and handlers share for the hub's life: one profile source per
 portal, one job poller per Slurm configuration, the cluster snapshots, the accounts' GPU
-limits read from Slurm's accounting, the notice boards.
+limits read from Slurm's accounting, the notice boards, each user's last call.
 
 It belongs to the hub app, not to a class: JupyterHub hands every user the app's settings
 (`user.settings`), and the state is kept there, made on first use. Two hubs in one process
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from gpuportal_adapters.cluster_snapshot import ClusterSnapshot
     from gpuportal_adapters.poller import JobPoller
     from gpuportal_core.accounting import Associations
+    from gpuportal_spawner.login_limits import IdleLogins
     from gpuportal_spawner.notices import NoticeBoard
     from gpuportal_spawner.profile_source import ProfileSource
 
@@ -35,6 +36,8 @@ class HubState:
     group_limits: dict[tuple[str, float], tuple[float, Associations]] = field(default_factory=dict)
     # By portal URL.
     notice_boards: dict[str, NoticeBoard] = field(default_factory=dict)
+    # Each user's last call, for the idle limit of hub logins (made on first use).
+    idle_logins: IdleLogins | None = None
 
 
 def hub_state(user: Any) -> HubState:

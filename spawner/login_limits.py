@@ -10,7 +10,8 @@ always checked at their next request. Past the limit, the user's hub logins end,
 login page. Their running servers keep running, and so do the tokens made on the token page
 and the servers' own cookies, which last as long as a login may (`oauth_token_expires_in`).
 
-A hub that starts again counts its users as seen at their first request.
+A hub that starts again counts its users as seen at their first request. The record is the
+hub's (gpuportal_spawner.hub_state), as every hub in a process keeps its own.
 """
 
 from __future__ import annotations
@@ -20,10 +21,13 @@ from typing import Any
 
 from jupyterhub.utils import new_token
 
+from gpuportal_spawner.hub_state import hub_state
+
 
 class IdleLogins:
-    def __init__(self, idle_seconds: float = 0.0) -> None:
-        self.idle_seconds = idle_seconds  # 0: no idle limit
+    """When each user of the hub last made a call."""
+
+    def __init__(self) -> None:
         self._seen: dict[str, float] = {}
 
     def note(self, name: str, now: float) -> None:
@@ -32,12 +36,13 @@ class IdleLogins:
     def idle_for(self, name: str, now: float) -> float:
         return now - self._seen.setdefault(name, now)
 
-    def ended(self, user: Any, handler: Any) -> bool:
-        """Whether the user has been idle past the limit; if so, their hub logins end now."""
-        if not self.idle_seconds or handler is None:
+    def ended(self, user: Any, handler: Any, idle_seconds: float) -> bool:
+        """Whether the user has been idle past idle_seconds (0: no limit); if so, their hub
+        logins end now."""
+        if not idle_seconds or handler is None:
             return False
         now = time.monotonic()
-        if self.idle_for(user.name, now) <= self.idle_seconds:
+        if self.idle_for(user.name, now) <= idle_seconds:
             return False
         handler.log.info(
             "%s made no page or API call for %.0f minutes: their hub logins end",
@@ -50,4 +55,9 @@ class IdleLogins:
         return True
 
 
-IDLE_LOGINS = IdleLogins()
+def idle_logins(user: Any) -> IdleLogins:
+    """The hub's record, reached through one of its users."""
+    state = hub_state(user)
+    if state.idle_logins is None:
+        state.idle_logins = IdleLogins()
+    return state.idle_logins

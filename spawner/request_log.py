@@ -16,7 +16,7 @@ from typing import Any
 from jupyterhub.log import log_request as jupyterhub_log_request
 
 from gpuportal_spawner import admin_entry
-from gpuportal_spawner.login_limits import IDLE_LOGINS
+from gpuportal_spawner.login_limits import idle_logins
 
 
 def requesting_user(handler: Any) -> Any:
@@ -34,5 +34,5 @@ def log_request(handler: Any) -> None:
     user = requesting_user(handler)
     if user is None:
         return
-    IDLE_LOGINS.note(user.name, time.monotonic())
+    idle_logins(user).note(user.name, time.monotonic())
     admin_entry.audit_entry(handler, user)

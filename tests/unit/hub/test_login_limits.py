@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gpuportal_spawner import login_limits, request_log
-from gpuportal_spawner.login_limits import IdleLogins
+from gpuportal_spawner.login_limits import IdleLogins, idle_logins
 
 
 class User:
@@ -40,30 +40,30 @@ def test_a_user_idle_past_the_limit_logs_in_again_everywhere(
 ) -> None:
     now = [1000.0]
     monkeypatch.setattr(login_limits.time, "monotonic", lambda: now[0])
-    idle = IdleLogins(idle_seconds=3600)
+    idle = IdleLogins()
     alice = User("alice")
     idle.note("alice", now[0])
     now[0] += 3599
-    assert not idle.ended(alice, hub_handler())
+    assert not idle.ended(alice, hub_handler(), 3600)
     now[0] += 2
     handler = hub_handler()
-    assert idle.ended(alice, handler)
+    assert idle.ended(alice, handler, 3600)
     assert alice.cookie_id != "first" and handler.committed == [True]  # every login cookie
-    assert not idle.ended(User("bob"), hub_handler())  # bob: first seen now
+    assert not idle.ended(User("bob"), hub_handler(), 3600)  # bob: first seen now
 
 
 def test_no_limit_or_no_request_ends_nothing() -> None:
-    assert not IdleLogins(idle_seconds=0).ended(User("alice"), hub_handler())
-    assert not IdleLogins(idle_seconds=1).ended(User("alice"), None)
+    assert not IdleLogins().ended(User("alice"), hub_handler(), 0)
+    assert not IdleLogins().ended(User("alice"), None, 1)
 
 
 def test_each_answered_call_counts_as_use(monkeypatch: pytest.MonkeyPatch) -> None:
-    noted: list[str] = []
     monkeypatch.setattr(request_log, "jupyterhub_log_request", lambda handler: None)
-    monkeypatch.setattr(request_log.IDLE_LOGINS, "note", lambda name, now: noted.append(name))
-    request_log.log_request(hub_handler(User("alice")))
+    monkeypatch.setattr(login_limits.time, "monotonic", lambda: 5.0)
+    alice, culler = User("alice"), SimpleNamespace(name="culler")
+    request_log.log_request(hub_handler(alice))
     request_log.log_request(hub_handler(None))  # nobody signed in
-    request_log.log_request(hub_handler(SimpleNamespace(name="culler")))  # a service
+    request_log.log_request(hub_handler(culler))  # a service
 
     class Early:
         @property
@@ -71,4 +71,5 @@ def test_each_answered_call_counts_as_use(monkeypatch: pytest.MonkeyPatch) -> No
             raise RuntimeError("Must call async get_current_user first!")
 
     request_log.log_request(Early())
-    assert noted == ["alice"]
+    assert idle_logins(alice)._seen == {"alice": 5.0}
+    assert not hasattr(culler, "_gpuportal_hub_state")
