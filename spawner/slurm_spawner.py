@@ -74,7 +74,7 @@ class GpuSlurmSpawner(SessionJob):
     - Slurm is reached through gpuportal_adapters.slurm (argv lists, timeouts, process groups), with
       one shared squeue for all servers (JobPoller), not batchspawner's shell command strings
       (batch_submit_cmd, batch_query_cmd, batch_cancel_cmd, exec_prefix, req_*, batch_script:
-      refused at start-up, see _refuse_unused);
+      refused at start-up, see gpuportal_spawner.unused_traits.refuse_unused);
     - each job carries a tag (--comment) naming hub, user and server, and is found by it: a
       spawn adopts a job of its own server that still waits (a hub restart, a retried request,
       an sbatch that timed out after submitting) instead of submitting a second one;

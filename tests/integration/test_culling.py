@@ -86,7 +86,7 @@ def test_idle_session_is_culled_and_an_active_one_kept(
         assert spawn(hub, session, user, profile=quick_cull_profile).status_code in (201, 202)
     hub.wait_ready(erin, "erin")
     hub.wait_ready(frank, "frank")
-    [alice_job] = user_jobs("erin", "%i")
+    [erins_job] = user_jobs("erin", "%i")
     bob_token = hub.api(frank, "POST", "/users/frank/tokens", json={"note": "t"}).json()["token"]
     started = time.monotonic()
 
@@ -114,7 +114,7 @@ def test_idle_session_is_culled_and_an_active_one_kept(
     wait_for(alice_gone, 180, "erin's idle session to be culled", step=5)
     assert time.monotonic() - started >= 55  # not before its limit
     wait_for(lambda: user_jobs("erin") == [], 30, "erin's job to leave squeue")
-    assert f"Your session (job {alice_job}) was stopped after 1 min without use" in home_page(
+    assert f"Your session (job {erins_job}) was stopped after 1 min without use" in home_page(
         hub, erin
     )
 
@@ -127,7 +127,7 @@ def test_idle_session_is_culled_and_an_active_one_kept(
 
     after = scrape(hub, "/hub/metrics", grace)
     assert moved(before, after, "gpuportal_culls_total", reason="idle") == 1
-    [stop] = [e for e in events(hub, grace, action="stop", user="erin") if e["job"] == alice_job]
+    [stop] = [e for e in events(hub, grace, action="stop", user="erin") if e["job"] == erins_job]
     # One record per stop, with who asked: the culler's service; then an admin.
     assert (stop["by"], stop["role"], stop["why"]) == ("idle-culler", "service", "culled: idle")
     [frank_job] = user_jobs("frank", "%i")
