@@ -82,12 +82,14 @@ class CodeLock:
     that gets through does not clear them: it may be the guess that worked.
     """
 
-    allowed: int = 5
+    allowed: int = 5  # 0: no lock
     window: float = 900.0
     lock_for: float = 900.0
     _refused: dict[str, list[float]] = field(default_factory=dict, repr=False)
 
     def refused(self, user: str, now: float) -> None:
+        if self.allowed <= 0:  # no lock: nothing to count
+            return
         times = [t for t in self._refused.get(user, []) if now - t < self.window]
         self._refused[user] = [*times, now][-self.allowed :]
         # Bounded memory: users whose refusals are all older than the lock are forgotten.
@@ -96,8 +98,10 @@ class CodeLock:
                 del self._refused[name]
 
     def locked_for(self, user: str, now: float) -> float:
-        """Seconds before this user's sign-in is let through again (0: now)."""
+        """Seconds before this user's sign-in is let through again (0: now, or no lock)."""
         times = self._refused.get(user, [])
+        if self.allowed <= 0:
+            return 0.0
         if len(times) < self.allowed or times[-1] - times[-self.allowed] >= self.window:
             return 0.0
         return max(0.0, times[-1] + self.lock_for - now)

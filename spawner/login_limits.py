@@ -41,13 +41,13 @@ class IdleLogins:
         logins end now."""
         if not idle_seconds or handler is None:
             return False
-        now = time.monotonic()
-        if self.idle_for(user.name, now) <= idle_seconds:
+        idle = self.idle_for(user.name, time.monotonic())
+        if idle <= idle_seconds:
             return False
         handler.log.info(
             "%s made no page or API call for %.0f minutes: their hub logins end",
             user.name,
-            self.idle_for(user.name, now) / 60,
+            idle / 60,
         )
         user.cookie_id = new_token()
         handler.db.commit()

@@ -309,8 +309,7 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
                 "name. Ask the cluster team to link your single sign-on account to your "
                 "cluster account.",
             )
-        if self.code_failures_allowed > 0:
-            self._refusals.refuse_if_locked(name)
+        self._refusals.refuse_if_locked(name)
         type(self)._waiting += 1
         try:
             found: DirectoryUser | None = await self._in_directory(

@@ -80,3 +80,10 @@ def test_refusals_spread_wider_than_the_window_do_not_lock() -> None:
     for now in (0.0, 400.0, 800.0, 1200.0):
         lock.refused("bob", now)
         assert lock.locked_for("bob", now) == 0
+
+
+def test_no_lock_when_none_is_allowed() -> None:
+    lock = CodeLock(allowed=0)
+    for now in (0.0, 1.0, 2.0):
+        lock.refused("bob", now)
+    assert lock.locked_for("bob", 2.0) == 0
