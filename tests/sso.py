@@ -9,6 +9,9 @@ its redirect back to the hub, which finishes the sign-in.
 from __future__ import annotations
 
 import fcntl
+import hashlib
+import json
+import os
 import re
 import subprocess
 import time
@@ -23,6 +26,9 @@ from tests.hubproc import LOCAL_STATE, REPO
 
 SSO_SH = REPO / "deploy" / "local" / "sso.sh"
 TOTP_KEYS = LOCAL_STATE / "sso-totp"
+# The provider's persistent sessions (sso_config.py's persistentStorageOptions): a user's TOTP
+# key and sign-in history, one JSON file each, named by the MD5 of the uid (getPSessionID).
+PERSISTENT_SESSIONS = LOCAL_STATE / "sso" / "psessions"
 PROVIDER = "https://sso.example.org"
 # Every user the provider knows: the demo's (users.tsv) and the directory's guest, who is no
 # cluster user (deploy/local/cluster.sh).
@@ -67,6 +73,28 @@ def wrong_code(user: str) -> str:
     now = time.time()
     accepted = {totp.at(now + 30 * step) for step in (-2, -1, 0, 1, 2)}
     return next(c for c in (f"{n:06d}" for n in range(1000000)) if c not in accepted)
+
+
+def forget_failed_sign_ins(user: str) -> None:
+    """Clear the user's failed sign-ins from the provider's history.
+
+    Its brute-force guard counts failures of the last 20 minutes (300 s times 1 + 3 allowed;
+    each wrong code counts twice), so a test that refuses codes on purpose, run again within
+    them (or in CI right after a developer's run), would be held before its first try. Done
+    under the provider's own lock of the file (Apache::Session::Lock::File's flock).
+    """
+    name = hashlib.md5(user.encode()).hexdigest()
+    record = PERSISTENT_SESSIONS / name
+    with (PERSISTENT_SESSIONS / "lock" / f"Apache-Session-{name}.lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        session = json.loads(record.read_text())
+        session.get("_loginHistory", {}).pop("failedLogin", None)
+        fresh = record.with_name(f".{name}.forget")
+        fresh.write_text(json.dumps(session))
+        owner = record.stat()
+        os.chown(fresh, owner.st_uid, owner.st_gid)
+        fresh.chmod(owner.st_mode & 0o777)
+        fresh.replace(record)
 
 
 def sign_in_in_browser(
