@@ -3,11 +3,14 @@
 1. POST /services/portal/api/jobs at a steady 20 submissions per second for 30 s (open loop:
    each request leaves on schedule whether or not earlier ones have answered), each a real
    sbatch as alice; prints p50/p95 of POST-to-Slurm-job-id and the error count.
-2. With 1,000 jobs stored, GET /services/portal/api/jobs 300 times; prints p50/p99.
+2. A burst: 50 submissions at once, then their 50 cancels at once, while the profiles are read
+   (GET /services/portal/api/profiles, what the hub's spawn page asks) every 50 ms; prints the
+   reads' p50/p95 during the burst and on their own.
+3. With 1,000 jobs stored, GET /services/portal/api/jobs 300 times; prints p50/p99.
 
 Run after `make demo` or `make test` has set up the cluster:
 
-    /opt/gpuportal/venv/bin/python bench/jobs_api.py [--rate 20] [--seconds 30]
+    /opt/gpuportal/venv/bin/python bench/jobs_api.py [--rate 20] [--seconds 30] [--burst 50]
 """
 
 from __future__ import annotations
@@ -71,6 +74,62 @@ async def submit_load(url: str, token: str, rate: float, seconds: float) -> tupl
     return latencies, errors
 
 
+async def burst_load(
+    hub_url: str, token: str, burst: int
+) -> tuple[list[float], list[float], int, list[str]]:
+    """The profile reads' times on their own, and during a burst of submits and cancels; how
+    many of the burst's requests failed; and the reads that failed, as their answers."""
+    headers = {"Authorization": f"token {token}"}
+    jobs_url = f"{hub_url}/services/portal/api/jobs"
+    limits = httpx.Limits(max_connections=burst + 10, max_keepalive_connections=burst + 10)
+    async with httpx.AsyncClient(timeout=120, limits=limits, headers=headers) as client:
+        read_failures: list[str] = []
+
+        async def read() -> float:
+            begun = time.monotonic()
+            try:
+                response = await client.get(f"{hub_url}/services/portal/api/profiles")
+                if response.status_code != 200:
+                    read_failures.append(f"HTTP {response.status_code}")
+            except httpx.HTTPError as error:
+                read_failures.append(type(error).__name__)
+            return time.monotonic() - begun
+
+        quiet = [await read() for _ in range(40)]
+        failed = 0
+
+        async def submit(index: int) -> int | None:
+            nonlocal failed
+            job = {**JOB, "name": f"burst-{index}"}
+            try:
+                response = await client.post(jobs_url, json=job)
+            except httpx.HTTPError:
+                response = None
+            if response is None or response.status_code != 201:
+                failed += 1
+                return None
+            return int(response.json()["id"])
+
+        async def cancel(job: int) -> None:
+            nonlocal failed
+            try:
+                failed += (await client.delete(f"{jobs_url}/{job}")).status_code != 202
+            except httpx.HTTPError:
+                failed += 1
+
+        async def burst_of_both() -> None:
+            made = await asyncio.gather(*(submit(i) for i in range(burst)))
+            await asyncio.gather(*(cancel(job) for job in made if job is not None))
+
+        during: list[float] = []
+        running = asyncio.create_task(burst_of_both())
+        while not running.done():
+            during.append(await read())
+            await asyncio.sleep(0.05)
+        await running
+    return quiet, during, failed, read_failures
+
+
 def store_jobs(database: Path, count: int) -> None:
     """Finished jobs of alice, straight into the portal's table (what months of use leave)."""
     now = datetime.now(UTC).isoformat(sep=" ")
@@ -102,6 +161,7 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=20.0)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--stored", type=int, default=1000)
+    parser.add_argument("--burst", type=int, default=50)
     args = parser.parse_args()
     subprocess.run(["scancel", "-u", "alice"], check=False)
     subprocess.run(
@@ -120,6 +180,10 @@ def main() -> None:
             jobs_url = f"{hub.url}/services/portal/api/jobs"
             latencies, errors = asyncio.run(submit_load(jobs_url, token, args.rate, args.seconds))
             subprocess.run(["scancel", "-u", "alice"], check=False)
+            quiet, during, burst_failed, read_failures = asyncio.run(
+                burst_load(hub.url, token, args.burst)
+            )
+            subprocess.run(["scancel", "-u", "alice"], check=False)
             store_jobs(Path(state) / "portal.db", args.stored)
             list_times = asyncio.run(list_load(jobs_url, token, 300))
         finally:
@@ -133,6 +197,14 @@ def main() -> None:
             f"p95 {percentile(latencies, 95) * 1000:.0f} ms   max {max(latencies) * 1000:.0f} ms"
         )
     print(f"  errors: {errors}")
+    print(f"GET /api/profiles during {args.burst} submits and then {args.burst} cancels at once:")
+    for what, times in (("on its own", quiet), ("during the burst", during)):
+        print(
+            f"  {what:<17} p50 {statistics.median(times) * 1000:.0f} ms   "
+            f"p95 {percentile(times, 95) * 1000:.0f} ms   ({len(times)} reads)"
+        )
+    print(f"  the burst's failed requests: {burst_failed}")
+    print(f"  failed reads: {len(read_failures)} {sorted(set(read_failures))}")
     print(f"GET /api/jobs with {args.stored:,} stored jobs (300 requests):")
     print(
         f"  p50 {statistics.median(list_times) * 1000:.1f} ms   "

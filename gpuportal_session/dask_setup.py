@@ -45,7 +45,7 @@ CERT_FILE, KEY_FILE = "session-tls.pem", "session-tls-key.pem"
 # In the home, which the workers' nodes share: one folder per session job.
 PRIVATE_ROOT = Path("~/.cache/gpuportal-dask")
 PRIVATE_PRELOAD = "gpuportal_session.dask_private"
-SSL_PRELOAD = "gpuportal_adapters.ssl_error_queue"
+SSL_PRELOAD = "gpuportal_adapters.compat"
 ADMIN_CONFIG = Path("/etc/dask")
 # One worker job: a Dask worker process with this many threads and this much memory. A
 # notebook asks for more with SLURMCluster(cores=..., memory=...).

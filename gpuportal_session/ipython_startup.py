@@ -8,8 +8,8 @@ if _gp_own and _gp_os.path.isfile(_gp_own):
     with open(_gp_own) as _gp_file:
         exec(compile(_gp_file.read(), _gp_own, "exec"))
 try:
-    # A notebook's Dask scheduler and client speak TLS (gpuportal_adapters.ssl_error_queue).
-    from gpuportal_adapters.ssl_error_queue import install as _gp_install
+    # A notebook's Dask scheduler and client speak TLS (gpuportal_adapters.compat).
+    from gpuportal_adapters.compat import install as _gp_install
 
     _gp_install()
 except Exception:  # an environment without this package

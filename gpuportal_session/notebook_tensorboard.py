@@ -3,9 +3,10 @@
 TensorBoard's own magic reports where an instance listens: "Reusing TensorBoard on port 1
 (pid 4242) ... Use '!kill 4242'". Here TensorBoard listens on a private socket and its "port" is
 an instance number (gpuportal_session.tensorboard_private), so that line only confuses. Once
-`%load_ext tensorboard` has run, this module's `start` stands in for tensorboard.notebook.start:
-the same launch (tensorboard.manager, through TENSORBOARD_BINARY), then a line that says which
-folder is shown and that it is private, a link to open it in a tab, and the board in a frame.
+`%load_ext tensorboard` has run, this module's `start` stands in for tensorboard.notebook.start
+(gpuportal_session.compat): the same launch (tensorboard.manager, through TENSORBOARD_BINARY),
+then a line that says which folder is shown and that it is private, a link to open it in a tab,
+and the board in a frame.
 
 Kernels load it through PYTHONSTARTUP (gpuportal_session/ipython_startup.py, set by the session).
 """
@@ -94,7 +95,7 @@ def failure(result: Any) -> str:
 
 def register() -> None:
     """In an IPython kernel: stand in for tensorboard.notebook.start once `%load_ext
-    tensorboard` has loaded it. Nothing is imported before then."""
+    tensorboard` has loaded it (gpuportal_session.compat). Nothing is imported before then."""
     try:
         from IPython import get_ipython
     except ImportError:
@@ -102,16 +103,7 @@ def register() -> None:
     shell = get_ipython()
     if shell is None:
         return
-    extensions = shell.extension_manager
-    original = extensions.load_extension
+    from gpuportal_adapters.compat import apply
+    from gpuportal_session.compat import tensorboard_magic
 
-    def load_extension(module_str: str) -> Any:
-        outcome = original(module_str)
-        if module_str == "tensorboard":
-            import tensorboard.notebook
-
-            # Its magic calls start() by name, so this one is used from now on.
-            tensorboard.notebook.start = start
-        return outcome
-
-    extensions.load_extension = load_extension
+    apply([tensorboard_magic(shell, start)])

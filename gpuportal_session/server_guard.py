@@ -27,38 +27,37 @@ class GenericProxyClosed(web.RequestHandler):
         self.finish(CLOSED_MESSAGE)
 
 
-def close_generic_proxy(web_app: web.Application) -> None:
-    """Put a 404 for /proxy/... ahead of every other route, jupyter-server-proxy's included."""
+def generic_proxy_closed(web_app: web.Application) -> Rule:
+    """The route of a 404 for /proxy/..., which gpuportal_session.compat puts ahead of every
+    other route, jupyter-server-proxy's included."""
     pattern = url_path_join(web_app.settings["base_url"], r"/proxy/.*")
-    router = web_app.default_router
-    router.rules.insert(0, router.process_rule(Rule(PathMatches(pattern), GenericProxyClosed)))
+    return web_app.default_router.process_rule(Rule(PathMatches(pattern), GenericProxyClosed))
 
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "gpuportal_session.server_guard"}]
 
 
-def stop_the_server_after_the_tools(serverapp: Any) -> None:
+def tools_then_server_handler(atexitasync: Any, serverapp: Any) -> Any:
     """jupyter-server-proxy's process supervisor (simpervisor) takes SIGTERM and SIGINT over
     when it starts its first tool (TensorBoard's page, VS Code, the desktop): its handler sends
     TERM to each tool, then calls `sys.exit(0)` from inside the handler. In a session that exit
     got lost: the Jupyter server went on after scancel's TERM until Slurm's KILL, so it never
-    shut its kernels down or removed its private folders. Here the handler, once it has told
-    the tools, stops the server the server's own way (a clean shutdown) instead."""
-    try:
-        from simpervisor import atexitasync
-    except ImportError:
-        return
+    shut its kernels down or removed its private folders. This handler, in its place
+    (gpuportal_session.compat), once it has told the tools, stops the server the server's own
+    way (a clean shutdown) instead."""
 
     def tools_then_server(signum: int, frame: Any = None) -> None:
         for handler in list(atexitasync._handlers):
             handler(signum)
         serverapp._signal_stop(signum, frame)
 
-    atexitasync._handle_signal = tools_then_server  # installed by the first tool's start
+    tools_then_server.gpuportal = True  # type: ignore[attr-defined]
+    return tools_then_server
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
-    stop_the_server_after_the_tools(serverapp)
-    close_generic_proxy(serverapp.web_app)
+    from gpuportal_session.compat import guard_server
+
+    guard_server(serverapp, generic_proxy_closed(serverapp.web_app))
     serverapp.log.info("gpuportal: /proxy/<port>/ is closed; named tools only")

@@ -2,43 +2,27 @@
 
 A lighter stand-in for batchspawner-singleuser (no requests or HubAuth import) that sends the
 same {"port": N} to the same hub URL. jupyterhub-singleuser itself runs in this process, with
-slow imports left out (see SKIPPED_MODULES and HUB_HANDLERS); any other command is exec'd.
+slow imports left out (gpuportal_session.compat); any other command is exec'd.
 """
 
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import os
 import socket
 import sys
-import types
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlparse, urlunparse
 
-from gpuportal_adapters import ssl_error_queue, token_calls
+from gpuportal_adapters import compat, token_calls
 from gpuportal_adapters.hub_tls import client_context
 from gpuportal_session import dask_setup
+from gpuportal_session.compat import skip_hub_database, skip_slow_imports, skip_yarn_config
 from gpuportal_session.session_files import link_shared, sync_templates
 from gpuportal_session.session_tmp import fresh_runtime_dir
 from gpuportal_session.tensorboard_private import RUNTIME_ENV, runtime_dir
 
-# jsonschema imports rfc3987_syntax for its "iri" format checks, and that module builds about
-# 35 Lark parsers at import: 1.2 s of a 2.6 s JupyterLab start on a 2-core node. No schema of
-# Jupyter's uses the "iri" formats; without the module jsonschema simply does not check them.
-# https://github.com/python-jsonschema/jsonschema/issues/1428
-# httpx (JupyterLab's extension manager imports it) imports its command-line client when it can:
-# rich, pygments and click, 0.1 s, for a `httpx` command nobody runs inside a Jupyter server;
-# without the module httpx itself goes on as when its CLI extras are not installed.
-SKIPPED_MODULES = ("rfc3987_syntax", "httpx._main")
-# jupyterhub.log and jupyterhub.metrics, which the single-user server imports for its request log,
-# import the hub's request handlers and the hub's database layer (SQLAlchemy, Alembic, the ORM):
-# 0.5 s of a 2-core node's start, for one isinstance() against the hub's health-check handler (a
-# handler a single-user server never has) and a metrics collector only the hub runs.
-# skip_hub_database puts that one class in the handlers' place and loads the ORM only if used.
-HUB_HANDLERS = "jupyterhub.handlers"
-HUB_ORM = "jupyterhub.orm"
 SINGLEUSER = "jupyterhub-singleuser"
 
 
@@ -159,7 +143,7 @@ def main() -> None:
     age = process_age()
     if age is not None:
         log_mark(f"start: Python and gpuportal_session up {age:.2f} s after the process began")
-    ssl_error_queue.install()  # JupyterLab serves TLS only, and calls the hub over it
+    compat.install()  # JupyterLab serves TLS only, and calls the hub over it
     port = free_port()
     report_port(os.environ["JUPYTERHUB_API_URL"], os.environ["JUPYTERHUB_API_TOKEN"], port)
     log_mark(f"start: port {port} told to the hub")
@@ -218,67 +202,6 @@ def _put_first(variable: str, folder: Path) -> None:
     """Put folder first on a search path in the environment, keeping what is there."""
     others = os.environ.get(variable, "")
     os.environ[variable] = os.pathsep.join(p for p in (str(folder), others) if p)
-
-
-def skip_slow_imports() -> None:
-    """Make `import` of each SKIPPED_MODULES fail fast, as if it were not installed."""
-    for name in SKIPPED_MODULES:
-        sys.modules[name] = None  # type: ignore[assignment]
-
-
-def skip_hub_database() -> None:
-    """Give jupyterhub.log the hub's HealthCheckHandler without importing the hub's handlers,
-    and jupyterhub.metrics an ORM module that loads when first used (importlib's LazyLoader).
-
-    `jupyterhub.handlers` becomes a package whose `pages` module holds only a stand-in class
-    (nothing in this process is ever one, as nothing was ever the hub's own); its path stays the
-    real one, so an import of another of its modules still loads it as usual.
-    """
-    if HUB_HANDLERS in sys.modules or HUB_ORM in sys.modules:
-        return
-    spec = importlib.util.find_spec(HUB_HANDLERS)
-    orm = importlib.util.find_spec(HUB_ORM)
-    if spec is None or spec.submodule_search_locations is None or orm is None or not orm.loader:
-        return
-    orm.loader = importlib.util.LazyLoader(orm.loader)
-    lazy_orm = importlib.util.module_from_spec(orm)
-    sys.modules[HUB_ORM] = lazy_orm
-    orm.loader.exec_module(lazy_orm)
-    # Also the package's attribute: `from . import orm` then takes it as it is (an import of a
-    # module already in sys.modules reads its __spec__, which would load it).
-    sys.modules["jupyterhub"].orm = lazy_orm  # type: ignore[attr-defined]
-    package = types.ModuleType(HUB_HANDLERS)
-    package.__path__ = list(spec.submodule_search_locations)
-    pages = types.ModuleType(f"{HUB_HANDLERS}.pages")
-
-    class HealthCheckHandler:
-        """The hub's health check, which no single-user server has."""
-
-    pages.HealthCheckHandler = HealthCheckHandler  # type: ignore[attr-defined]
-    package.pages = pages  # type: ignore[attr-defined]
-    sys.modules[HUB_HANDLERS] = package
-    sys.modules[pages.__name__] = pages
-
-
-def skip_yarn_config() -> None:
-    """Keep JupyterLab from asking yarn for its npm registry while it is imported.
-
-    jupyterlab.labapp calls get_app_version() at import; its options default their registry from
-    `node yarn.js config`: a node process, 0.45 s of a 2-core node's JupyterLab start. In the
-    session nothing is ever installed from a registry (the extension manager is read-only), so
-    the answer is never used: JupyterLab itself skips the question when node is not on PATH,
-    and this gives the same empty answer. A JupyterLab without that helper is left as it is.
-    """
-    try:
-        from jupyterlab import commands
-    except ImportError:
-        return
-    if callable(getattr(commands, "_yarn_config", None)):
-        commands._yarn_config = _no_yarn_config
-
-
-def _no_yarn_config(logger: object) -> dict[str, dict[str, str]]:
-    return {"yarn config": {}, "npm config": {}}
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 import uvicorn
 
-from gpuportal_adapters import ssl_error_queue
+from gpuportal_adapters import compat
 from gpuportal_core import log_secrets
 from gpuportal_portal.settings import PortalSettings
 
@@ -27,7 +27,7 @@ def listen(service_url: str) -> socket.socket:
 
 
 def main() -> None:
-    ssl_error_queue.install()  # its calls to the hub are TLS (gpuportal_adapters.ssl_error_queue)
+    compat.install()  # its calls to the hub are TLS (gpuportal_adapters.compat)
     logging.basicConfig(
         level=logging.INFO, format="[%(levelname)s %(asctime)s %(name)s] %(message)s"
     )

@@ -12,10 +12,9 @@ import logging
 import pwd
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
-import anyio.from_thread
+from fastapi.concurrency import run_in_threadpool
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -34,7 +33,7 @@ from gpuportal_core.slurm_time import format_runtime, parse_runtime, slurm_time_
 from gpuportal_core.states import job_state
 from gpuportal_core.tags import batch_tag
 from gpuportal_core.words import count
-from gpuportal_portal import crud
+from gpuportal_portal import crud, db
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.cluster import PartitionCatalog
 from gpuportal_portal.job_environments import SiteEnvironment, job_environment, site_environments
@@ -262,7 +261,7 @@ def _existing(session: Session, user: str, key: str) -> JobRecord | None:
     return session.scalar(query)
 
 
-def submit(
+async def submit(
     session: Session,
     *,
     data: JobCreate,
@@ -272,26 +271,20 @@ def submit(
     catalog: PartitionCatalog,
     slurm: SlurmClient,
 ) -> Submitted:
+    """Check, record and submit the job. Called on the portal's loop: Slurm is awaited there,
+    the database and the passwd lookup run in the thread pool, one short step each, so that a
+    burst of submits holds no worker thread while sbatch runs."""
     request = data.model_dump(mode="json")
     if idempotency_key:
-        earlier = _existing(session, user, idempotency_key)
+        earlier = await db.step(session, _existing, user, idempotency_key)
         if earlier is not None:
             if earlier.request != request:
                 raise IdempotencyMismatch(idempotency_key)
             return Submitted(earlier, created=False)
-    # A plain function in a route's worker thread: the database here, Slurm on the event loop.
-    home = _home(user)  # one passwd lookup for the job and sbatch
-    job, script = anyio.from_thread.run(
-        partial(
-            prepare,
-            data,
-            user=user,
-            settings=settings,
-            catalog=catalog,
-            slurm=slurm,
-            home=home,
-            site=site_environments(crud.list_environments(session)),
-        )
+    home = await run_in_threadpool(_home, user)  # one passwd lookup for the job and sbatch
+    site = site_environments(await db.step(session, crud.list_environments))
+    job, script = await prepare(
+        data, user=user, settings=settings, catalog=catalog, slurm=slurm, home=home, site=site
     )
     record = JobRecord(
         user=user,
@@ -302,45 +295,38 @@ def submit(
         output=job.output.replace("%x", job.name),
         idempotency_key=idempotency_key or None,
     )
-    session.add(record)
-    try:
-        session.commit()
-    except IntegrityError:
-        # The same key raced in from another request: that one submits, this one reports it.
-        session.rollback()
-        earlier = _existing(session, user, idempotency_key or "")
-        if earlier is None:
-            raise
+    earlier = await db.step(session, _add, record, user, idempotency_key)
+    if earlier is not None:
         return Submitted(earlier, created=False)
     tag = record_tag(record, settings)
     try:
-        anyio.from_thread.run(partial(make_output_dir, slurm, user, job.output.rsplit("/", 1)[0]))
+        await make_output_dir(slurm, user, job.output.rsplit("/", 1)[0])
         # Nothing of the portal's environment: sudo gives sbatch the user's HOME, USER and its
         # secure PATH itself (gpuportal_core.sudo_rules).
-        job_id = anyio.from_thread.run(partial(slurm.submit, script, user=user, env={}, tag=tag))
+        job_id = await slurm.submit(script, user=user, env={}, tag=tag)
     except SlurmUnavailable as error:
         # sbatch may have submitted before it was stopped: the tag says (exactly once).
         try:
-            found = anyio.from_thread.run(partial(slurm.tagged, tag, user=user, alive_only=False))
+            found = await slurm.tagged(tag, user=user, alive_only=False)
         except SlurmUnavailable:
             # Maybe submitted, maybe not: keep the record; the watcher settles it by its tag,
             # and a retry with the same key gets this record rather than a second job.
             record.reason = f"sbatch gave no answer ({error.message})"
-            session.commit()
+            await db.step(session, Session.commit)
             JOB_SUBMISSIONS.labels(job.launcher, "uncertain").inc()
             raise SubmissionUncertain(record.id) from None
         if not found:
-            _drop(session, record)
+            await db.step(session, _drop, record)
             JOB_SUBMISSIONS.labels(job.launcher, "slurm_unavailable").inc()
             raise
         job_id = found[0].job_id
     except (SlurmError, OSError) as error:
-        _drop(session, record)
+        await db.step(session, _drop, record)
         JOB_SUBMISSIONS.labels(job.launcher, "refused").inc()
         message = error.message if isinstance(error, SlurmError) else str(error)
         raise JobRejected(message) from None
     mark_submitted(record, job_id)
-    session.commit()
+    await db.step(session, Session.commit)
     JOB_SUBMISSIONS.labels(job.launcher, "submitted").inc()
     log.info("Submitted job %s (%s, %s) for %s", job_id, job.name, job.launcher, user)
     audit(
@@ -357,6 +343,23 @@ def submit(
         array=job.array,
     )
     return Submitted(record, created=True)
+
+
+def _add(
+    session: Session, record: JobRecord, user: str, idempotency_key: str | None
+) -> JobRecord | None:
+    """Write the record before sbatch runs; None, or the record of the same key that raced in
+    from another request (that one submits, this one reports it)."""
+    session.add(record)
+    try:
+        session.commit()
+    except IntegrityError:
+        session.rollback()
+        earlier = _existing(session, user, idempotency_key or "")
+        if earlier is None:
+            raise
+        return earlier
+    return None
 
 
 class SubmissionUncertain(Exception):

@@ -9,9 +9,7 @@ removed with scontrol by hand shows here as well, and nothing can disagree with 
 from __future__ import annotations
 
 from datetime import datetime
-from functools import partial
 
-import anyio.from_thread
 import hostlist  # type: ignore[import-untyped]
 from sqlalchemy.orm import Session
 
@@ -19,7 +17,7 @@ from gpuportal_adapters.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core import maintenance
 from gpuportal_core.maintenance import ALL_NODES, Window, WindowRefused
 from gpuportal_core.reservations import Reservation
-from gpuportal_portal import notice_service
+from gpuportal_portal import db, notice_service
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.profile_rules import Problem
 from gpuportal_portal.profile_service import RuleViolation
@@ -34,13 +32,13 @@ class CancelRefused(RuntimeError):
     """Slurm's words for a window it would not delete."""
 
 
-def node_names(slurm: SlurmClient) -> set[str]:
+async def node_names(slurm: SlurmClient) -> set[str]:
     """Every node Slurm knows (one sinfo)."""
-    return {node.name for node in anyio.from_thread.run(slurm.gpu_nodes)}
+    return {node.name for node in await slurm.gpu_nodes()}
 
 
-def _windows(slurm: SlurmClient, now: datetime) -> list[Reservation]:
-    found = anyio.from_thread.run(slurm.reservations)
+async def _windows(slurm: SlurmClient, now: datetime) -> list[Reservation]:
+    found = await slurm.reservations()
     return sorted((r for r in found if r.maintenance and r.end > now), key=lambda r: r.start)
 
 
@@ -73,16 +71,17 @@ def public(reservation: Reservation, now: datetime) -> MaintenancePublic:
     )
 
 
-def list_windows(slurm: SlurmClient, now: datetime) -> list[MaintenancePublic]:
+async def list_windows(slurm: SlurmClient, now: datetime) -> list[MaintenancePublic]:
     """Every maintenance window not over yet, the next first."""
-    return [public(r, now) for r in _windows(slurm, now)]
+    return [public(r, now) for r in await _windows(slurm, now)]
 
 
-def schedule(
+async def schedule(
     session: Session, slurm: SlurmClient, *, data: MaintenanceCreate, actor: str, now: datetime
 ) -> MaintenancePublic:
-    """Make the window in Slurm, then its notice; RuleViolation (per field) when refused."""
-    known = node_names(slurm)
+    """Make the window in Slurm, then its notice; RuleViolation (per field) when refused.
+    Slurm is awaited, the notice written in the thread pool."""
+    known = await node_names(slurm)
     try:
         starts = _cluster_time(data.starts_at, "starts_at") if data.starts_at else None
         window = maintenance.check_window(
@@ -90,11 +89,11 @@ def schedule(
         )
     except WindowRefused as refused:
         raise RuleViolation([Problem(f, m) for f, m in refused.problems.items()]) from None
-    if any(r.name == window.name for r in anyio.from_thread.run(slurm.reservations)):
+    if any(r.name == window.name for r in await slurm.reservations()):
         problem = Problem("starts_at", f"another window, {window.name}, starts then already")
         raise RuleViolation([problem])
     try:
-        anyio.from_thread.run(partial(slurm.change_reservation, maintenance.create_argv(window)))
+        await slurm.change_reservation(maintenance.create_argv(window))
     except SlurmUnavailable:
         raise
     except SlurmError as error:  # nodes already reserved then, say: Slurm's words, at the form
@@ -110,10 +109,8 @@ def schedule(
     if data.notice:
         text = maintenance.notice_text(window, known)
         notice = NoticeCreate(text=text, level="warning", ends_at=window.end)
-        notice_service.create(session, data=notice, actor=actor)
-    made = next(
-        (r for r in anyio.from_thread.run(slurm.reservations) if r.name == window.name), None
-    )
+        await db.step(session, notice_service.create, data=notice, actor=actor)
+    made = next((r for r in await slurm.reservations() if r.name == window.name), None)
     if made is None:  # gone already (an admin's scontrol delete in between): as it was asked
         made = Reservation(
             window.name, window.start, window.end, tuple(window.node_names(known)), ()
@@ -122,13 +119,15 @@ def schedule(
     return public(made, now if data.starts_at else max(now, made.start))
 
 
-def cancel(session: Session, slurm: SlurmClient, *, name: str, actor: str, now: datetime) -> None:
+async def cancel(
+    session: Session, slurm: SlurmClient, *, name: str, actor: str, now: datetime
+) -> None:
     """Remove the window from Slurm, and the notice this page posted for it."""
-    reservation = next((r for r in _windows(slurm, now) if r.name == name), None)
+    reservation = next((r for r in await _windows(slurm, now) if r.name == name), None)
     if reservation is None:
         raise NoSuchWindow(name)
     try:
-        anyio.from_thread.run(partial(slurm.change_reservation, maintenance.delete_argv(name)))
+        await slurm.change_reservation(maintenance.delete_argv(name))
     except SlurmUnavailable:
         raise
     except SlurmError as error:
@@ -136,6 +135,10 @@ def cancel(session: Session, slurm: SlurmClient, *, name: str, actor: str, now: 
     audit("maintenance_cancel", user=actor, name=name)
     known = set(reservation.nodes)
     said = maintenance.notice_text(_window_of(reservation), known)
+    await db.step(session, _remove_notices, said, actor)
+
+
+def _remove_notices(session: Session, said: str, actor: str) -> None:
     for notice in notice_service.not_ended(session):
         if notice.text == said:
             notice_service.remove(session, notice=notice, actor=actor)

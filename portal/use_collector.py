@@ -49,9 +49,11 @@ NOT_RECORDED: dict[str, Any] = {"recorded": False}
 async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, Any]:
     """What the session left of its GPU readings, read as its user."""
     try:
-        path = summary_path(pwd.getpwnam(user).pw_dir, job_id)
+        # In a thread: on a site, passwd is sssd or LDAP, which may take a while to answer.
+        entry = await anyio.to_thread.run_sync(pwd.getpwnam, user)
     except KeyError:
         return {"measured": False, "note": f"{user} is not a user of this host"}
+    path = summary_path(entry.pw_dir, job_id)
     result = await slurm.run_as_user(user, ["tail", "-c", "+1", "--", str(path)])
     if result.returncode != 0:
         return {

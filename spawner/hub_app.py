@@ -15,10 +15,12 @@ at a path it already serves is never reached. `init_handlers` is the method that
 routes; this subclass puts the portal's two first (tornado takes the first route that matches)
 and leaves JupyterHub's and batchspawner's lists as they are.
 
-Its log handlers redact secrets in every line (gpuportal_core.log_secrets). It also finds
-each request's user by one id query (gpuportal_spawner.user_lookup), keeps
-a SQLite database in write-ahead-log mode (gpuportal_spawner.hub_db), and makes its internal
-TLS keys EC P-256 rather than RSA-2048 (gpuportal_spawner.internal_keys).
+Its log handlers redact secrets in every line (gpuportal_core.log_secrets). It keeps a SQLite
+database in write-ahead-log mode (gpuportal_spawner.hub_db), and at its start makes the
+changes of JupyterHub's and certipy's own code that gpuportal_spawner.compat keeps, each while
+its library is the one it was written for: each request's user found by one id query
+(gpuportal_spawner.user_lookup), internal TLS keys EC P-256 rather than RSA-2048
+(gpuportal_spawner.internal_keys).
 """
 
 from __future__ import annotations
@@ -30,16 +32,16 @@ from jupyterhub.apihandlers.users import UserServerAPIHandler
 from jupyterhub.app import JupyterHub
 
 from gpuportal_core import log_secrets
-from gpuportal_spawner import internal_keys
+from gpuportal_spawner import compat
 from gpuportal_spawner.hub_db import use_wal
 from gpuportal_spawner.port_handler import CALLBACK_PATH, PortCallbackHandler
 from gpuportal_spawner.stop_handler import StopAfterSpawnHandler
-from gpuportal_spawner.user_lookup import install as install_user_lookup
 
 
 def own_routes() -> list[tuple[str, Any]]:
     """The portal's handlers, at the paths of the handlers they take the place of."""
     server_paths = [entry[0] for entry in default_handlers if entry[1] is UserServerAPIHandler]
+    compat.routes_taken_over(server_paths)
     return [(CALLBACK_PATH, PortCallbackHandler)] + [
         (path, StopAfterSpawnHandler) for path in server_paths
     ]
@@ -54,20 +56,17 @@ class GpuPortalHub(JupyterHub):
         # Tornado's and the services' lines pass through the hub's handlers too: no sign-in
         # code, state or token is written out (gpuportal_core.log_secrets).
         log_secrets.install(self.log)
+        # First thing once the log is set up: before the hub makes its certificates (certipy's
+        # keys) and serves a request (JupyterHub's user lookups).
+        compat.install(self.log, internal_ssl=self.internal_ssl)
 
     def init_db(self) -> None:
         super().init_db()
         if use_wal(self.db.get_bind()):
             self.log.info("The hub's SQLite database: write-ahead log, synchronous=NORMAL")
 
-    def init_internal_ssl(self) -> None:
-        if self.internal_ssl:
-            internal_keys.install()  # before the hub makes its CAs and certificates
-        super().init_internal_ssl()
-
     def init_handlers(self) -> None:
         super().init_handlers()
-        install_user_lookup()
         self.handlers[:0] = self.add_url_prefix(self.hub_prefix, own_routes())
 
 

@@ -8,9 +8,10 @@ service's call, the hub's calls to the proxy's API and to the sessions.
 `python -m bench.tls_handshake` prints what a new connection costs the server with each key.
 
 certipy, JupyterHub's certificate store, makes only RSA keys (its `KeyType` has no other kind),
-and JupyterHub has no setting for the kind. `install()` has certipy make EC P-256 keys in the
-hub's process: the hub's CAs, its own certificate and the proxy's (made at the hub's first
-start), and each managed service's (made at each start). Sessions' keys are EC already
+and JupyterHub has no setting for the kind. gpuportal_spawner.compat has certipy make EC
+P-256 keys in the hub's process (while certipy's method is 0.2.3's): the hub's CAs, its own
+certificate and the proxy's (made at the hub's first start), and each managed service's (made
+at each start). Sessions' keys are EC already
 (gpuportal_spawner.session_tls). A certificate store made before keeps its RSA keys until it is
 made again (docs/how-to/upgrades.md says when that is safe).
 """
@@ -26,10 +27,3 @@ def ec_key_pair(self: Any, cert_type: Any = None, bits: int = 0) -> ec.EllipticC
     """certipy's `create_key_pair(cert_type, bits)`, answering an EC P-256 key whatever the
     kind and size asked (certipy asks RSA-2048 for everything)."""
     return ec.generate_private_key(ec.SECP256R1())
-
-
-def install() -> None:
-    """Make every key certipy creates in this process an EC P-256 key (idempotent)."""
-    from certipy import Certipy  # JupyterHub's own; imported only where internal_ssl is on
-
-    Certipy.create_key_pair = ec_key_pair

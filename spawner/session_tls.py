@@ -18,7 +18,6 @@ is refused at the handshake.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import datetime
 import functools
 import ipaddress
@@ -40,15 +39,27 @@ NOTEBOOKS_CA = "notebooks-ca"
 VALID_FOR = datetime.timedelta(days=30)
 
 
-def alt_names(nodes: Iterable[str]) -> list[str]:
+async def alt_names(nodes: Iterable[str]) -> list[str]:
     """DNS and IP names of the nodes, as the hub resolves them (a name it cannot resolve is
-    left with its DNS entry only: the hub connects by name)."""
+    left with its DNS entry only: the hub connects by name). Resolved all at once, off the
+    hub's loop: a site's DNS or sssd may take a while for each of a partition's nodes."""
+    ordered = sorted(set(nodes))
+    addresses = await asyncio.gather(*(_address(node) for node in ordered))
     names: list[str] = []
-    for node in sorted(set(nodes)):
+    for node, address in zip(ordered, addresses, strict=True):
         names.append(f"DNS:{node}")
-        with contextlib.suppress(OSError):
-            names.append(f"IP:{socket.gethostbyname(node)}")
+        if address:
+            names.append(f"IP:{address}")
     return names
+
+
+async def _address(node: str) -> str | None:
+    """The node's first IPv4 address (as socket.gethostbyname), through the loop's resolver."""
+    try:
+        found = await asyncio.get_running_loop().getaddrinfo(node, None, family=socket.AF_INET)
+    except OSError:
+        return None
+    return str(found[0][4][0]) if found else None
 
 
 @functools.cache
@@ -119,7 +130,7 @@ async def sign(spawner: Any, nodes: Iterable[str]) -> dict[str, str]:
     answers the key and certificate themselves (PEM, in memory): only move_certs (hand_over)
     reads the answer, and so the key is never on the hub's disk.
     """
-    names = alt_names(nodes)
+    names = await alt_names(nodes)
     if spawner.ssl_alt_names_include_local:
         names = ["DNS:localhost", "IP:127.0.0.1", *names]
     key, cert = await asyncio.to_thread(

@@ -89,6 +89,12 @@ class GpuSlurmSpawner(SessionJob):
     # the server's (found by its tag), and never submit one.
     resume_job_id = Unicode("")
 
+    def user_env(self, env: dict[str, str]) -> dict[str, str]:
+        """batchspawner looks the user up in passwd here (twice, on the hub's loop: sssd or
+        LDAP on a site) for USER, HOME and SHELL, which sudo sets for the job itself
+        (gpuportal_core.sudo_rules.SET_BY_SUDO): nothing to look up."""
+        return env
+
     def get_env(self) -> dict[str, str]:
         env: dict[str, str] = super().get_env()
         # Read in the job by gpuportal-singleuser (gpuportal_session.singleuser.prepare_home).

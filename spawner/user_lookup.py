@@ -13,28 +13,16 @@ answers do not change: the cookie's id is still looked up in the database at eve
 the cookie of a user an admin removed finds nobody at once.
 
 This is the change JupyterHub itself would take (docs/explanation/upstream.md has it as a
-patch); until it is there, `install()` puts it on `BaseHandler` only while JupyterHub's two
-methods are the ones it was written against, and leaves JupyterHub's own in place otherwise.
+patch); until it is there, gpuportal_spawner.compat puts these two on `BaseHandler` only while
+JupyterHub's own are the ones they were written against (the sha256 of their source).
 """
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-import logging
 from typing import Any
 
 from jupyterhub import orm
 from jupyterhub.handlers.base import BaseHandler
-
-log = logging.getLogger(__name__)
-
-# sha256 of the source of JupyterHub's methods this replaces (6.1): another JupyterHub's are
-# left alone, since what they do may have changed.
-UPSTREAM = {
-    "_user_for_cookie": "75e6f158a88ad57f3f8b4000c93bd5bdcda8df101ef87e6b1af0aa8a755653f9",
-    "find_user": "677565b6727ef13aec9ef3ff1b665cb80ea7355f774199265261c9ea1bd59669",
-}
 
 
 def _user_for_cookie(self: BaseHandler, cookie_name: str, cookie_value: str | None = None) -> Any:
@@ -72,33 +60,3 @@ def find_user(self: BaseHandler, name: str) -> Any:
 
 def _by_id(handler: BaseHandler, user_id: int | None) -> Any:
     return None if user_id is None else handler.users.get(user_id)
-
-
-def source_hash(method: Any) -> str:
-    try:
-        return hashlib.sha256(inspect.getsource(method).encode()).hexdigest()
-    except (OSError, TypeError):
-        return ""  # installed without its sources: not the known method
-
-
-# JupyterHub's own, kept for comparison (the tests run both).
-JUPYTERHUB_OWN = {name: getattr(BaseHandler, name) for name in UPSTREAM}
-
-
-def install() -> bool:
-    """Put the lookups by id on JupyterHub's BaseHandler, if its methods are the known ones."""
-    if BaseHandler.find_user is find_user:
-        return True  # a second hub in this process (the tests)
-    changed = [
-        name for name, known in UPSTREAM.items() if source_hash(getattr(BaseHandler, name)) != known
-    ]
-    if changed:
-        log.warning(
-            "JupyterHub's %s differ from those gpuportal_spawner.user_lookup was written "
-            "for: JupyterHub's own user lookups are kept",
-            " and ".join(changed),
-        )
-        return False
-    BaseHandler._user_for_cookie = _user_for_cookie
-    BaseHandler.find_user = find_user
-    return True

@@ -1,18 +1,18 @@
 """REST API for multi-node jobs: submit (idempotent), list, look at one, cancel.
 
-Routes that touch the database are plain functions, which FastAPI runs in its thread pool:
-a slow query never holds up the event loop. Slurm is still asked on the loop
-(`anyio.from_thread.run`), where its commands run as subprocesses under their timeouts. The
-records' states are the job watcher's (gpuportal_portal.job_watcher): routes read them, and a
-route that changed a job waits for the watcher's next look.
+Routes that ask Slurm are `async`: Slurm's commands are awaited on the loop (subprocesses under
+their timeouts, at most 8 at once), and each database step runs in FastAPI's thread pool as a
+transaction of its own (`db.step`), so that a burst of submits or cancels holds neither a worker
+thread nor a database connection while Slurm answers. Routes that only read the database are
+plain functions, which FastAPI runs in that pool. The records' states are the job watcher's
+(gpuportal_portal.job_watcher): routes read them, and a route that changed a job waits for the
+watcher's next look.
 """
 
 from __future__ import annotations
 
-from functools import partial
 from typing import Annotated, Literal
 
-import anyio.from_thread
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Response, status
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -21,7 +21,7 @@ from gpuportal_adapters.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.jobs import describe_reason
 from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_core.states import job_state, states_in
-from gpuportal_portal import crud, job_output, job_service, use_collector
+from gpuportal_portal import crud, db, job_output, job_service, use_collector
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.deps import (
@@ -87,7 +87,7 @@ async def list_launchers(_caller: ApiCaller) -> list[LauncherPublic]:
 
 
 @router.post("/jobs/preview", response_model=ScriptPreview)
-def preview_job(
+async def preview_job(
     data: JobCreate,
     caller: ApiCaller,
     settings: SettingsDep,
@@ -96,18 +96,9 @@ def preview_job(
     session: SessionDep,
 ) -> ScriptPreview:
     """The sbatch script this request would submit, checked the same way; nothing is submitted."""
-    # A plain route, as submit's: the site's environments from the database in its thread.
-    site = site_environments(crud.list_environments(session))
-    _, script = anyio.from_thread.run(
-        partial(
-            job_service.prepare,
-            data,
-            user=caller.name,
-            settings=settings,
-            catalog=catalog,
-            slurm=slurm,
-            site=site,
-        )
+    site = site_environments(await db.step(session, crud.list_environments))
+    _, script = await job_service.prepare(
+        data, user=caller.name, settings=settings, catalog=catalog, slurm=slurm, site=site
     )
     return ScriptPreview(script=script)
 
@@ -123,7 +114,7 @@ def preview_job(
         }
     },
 )
-def submit_job(
+async def submit_job(
     data: JobCreate,
     response: Response,
     session: SessionDep,
@@ -136,7 +127,7 @@ def submit_job(
     """Submit a job as you. With an Idempotency-Key, a retry returns the first job (200)."""
     if caller.kind != "user":
         raise HTTPException(status.HTTP_403_FORBIDDEN, "Jobs are submitted by users.")
-    submitted = job_service.submit(
+    submitted = await job_service.submit(
         session,
         data=data,
         user=caller.name,
@@ -183,20 +174,20 @@ def list_jobs(
 
 
 @router.get("/jobs/{job_id}", response_model=JobDetailPublic)
-def get_job(
+async def get_job(
     job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep
 ) -> JobDetailPublic:
     """State, nodes, why it waits, start and end, exit code, and the last lines of its output."""
-    record = _own(session, caller, job_id)
+    record = await db.step(session, _own, caller, job_id)
     return JobDetailPublic(
         **job_service.public_fields(record),
         waiting_because=describe_reason(record.reason) if record.state == "PENDING" else "",
-        output_tail=anyio.from_thread.run(job_output.output_tail, slurm, record),
+        output_tail=await job_output.output_tail(slurm, record),
     )
 
 
 @router.get("/jobs/{job_id}/output", response_model=JobOutputPart)
-def get_job_output(
+async def get_job_output(
     job_id: JobId,
     session: SessionDep,
     caller: ApiCaller,
@@ -208,10 +199,9 @@ def get_job_output(
 ) -> JobOutputPart:
     """The job's output from byte `offset` on, at most 64 KiB at a time: nothing is missed
     however fast the job writes (the job's page shows its last lines instead)."""
-    record = _own(session, caller, job_id)
-    read = partial(job_output.output_from, slurm, record, offset, task)
+    record = await db.step(session, _own, caller, job_id)
     try:
-        part = anyio.from_thread.run(read)
+        part = await job_output.output_from(slurm, record, offset, task)
     except job_output.TaskNeeded as error:
         raise HTTPException(status.HTTP_400_BAD_REQUEST, str(error)) from None
     except job_output.NoSuchOutput as error:
@@ -220,11 +210,13 @@ def get_job_output(
 
 
 @router.get("/jobs/{job_id}/use", response_model=JobUsePublic)
-def job_use(job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep) -> JobUsePublic:
+async def job_use(
+    job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep
+) -> JobUsePublic:
     """What an ended job (or session) used of the cores, memory, GPUs and time it asked for,
     from Slurm's accounting and a session's own GPU readings: a 409 while it runs. Read once
     and kept (gpuportal_portal.use_collector); asked here first, it is read now."""
-    record = _own(session, caller, job_id)
+    record = await db.step(session, _own, caller, job_id)
     if not record.slurm_job_id or not job_service.settled(record.state):
         raise HTTPException(
             status.HTTP_409_CONFLICT,
@@ -232,10 +224,10 @@ def job_use(job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmD
         )
     use = record.use
     if use is None:
-        use = anyio.from_thread.run(use_collector.read_use, slurm, record)
+        use = await use_collector.read_use(slurm, record)
         if use is not None and use_collector.worth_keeping(use, record):
             record.use = use
-            session.commit()
+            await db.step(session, Session.commit)
     if use is None or use.get("recorded") is False:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND,
@@ -249,17 +241,17 @@ def job_use(job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmD
     status_code=status.HTTP_204_NO_CONTENT,
     response_class=Response,
 )
-def remove_job_record(
+async def remove_job_record(
     job_id: JobId, session: SessionDep, caller: ApiWriter, watcher: WatcherDep
 ) -> Response:
     """Remove an ended job from your history (its output file stays). A job still waiting or
     running is a 409: cancel it first."""
-    record = session.get(JobRecord, job_id)
+    record = await db.step(session, Session.get, JobRecord, job_id)
     if record is None or record.user != caller.name:
         raise HTTPException(status.HTTP_404_NOT_FOUND, f"No job {job_id} of yours.")
     if not job_service.settled(record.state):
         # The record may be behind Slurm (a session stopped a moment ago): a fresh look first.
-        look_now(watcher, session, record)
+        await look_now(watcher, session, record)
     if not job_service.settled(record.state):
         meaning = job_state(record.state)
         what = "cancel it first" if record.launcher != SESSION_LAUNCHER else "stop it first"
@@ -269,18 +261,22 @@ def remove_job_record(
             status.HTTP_409_CONFLICT,
             f"Job {job_id} {meaning.meaning}: {what}, then remove it.",
         )
-    remember_removal(session, record)
-    session.delete(record)
-    session.commit()
+    await db.step(session, _remove, record)
     return Response(status_code=status.HTTP_204_NO_CONTENT)
 
 
+def _remove(session: Session, record: JobRecord) -> None:
+    remember_removal(session, record)
+    session.delete(record)
+    session.commit()
+
+
 @router.delete("/jobs/{job_id}", response_model=JobPublic, status_code=status.HTTP_202_ACCEPTED)
-def cancel_job(
+async def cancel_job(
     job_id: JobId, session: SessionDep, caller: ApiWriter, slurm: SlurmDep, watcher: WatcherDep
 ) -> JobPublic:
     """Cancel the job (scancel, as its owner). A notebook session is stopped on the hub."""
-    record = _own(session, caller, job_id)
+    record = await db.step(session, _own, caller, job_id)
     if record.launcher == SESSION_LAUNCHER:
         raise HTTPException(
             status.HTTP_409_CONFLICT,
@@ -288,7 +284,7 @@ def cancel_job(
         )
     if record.slurm_job_id and not job_service.settled(record.state):
         try:
-            anyio.from_thread.run(partial(slurm.cancel, record.slurm_job_id, user=record.user))
+            await slurm.cancel(record.slurm_job_id, user=record.user)
         except SlurmUnavailable:
             raise
         except SlurmError as error:
@@ -297,12 +293,12 @@ def cancel_job(
             ) from None
         # What Slurm says now (cancelled, or ending): never a state of the portal's own. If
         # Slurm cannot say just now, the watcher's next look will.
-        look_now(watcher, session, record)
+        await look_now(watcher, session, record)
         audit("job_cancel", user=caller.name, record=record.id, job=record.slurm_job_id)
     return JobPublic(**job_service.public_fields(record))
 
 
-def look_now(watcher: JobWatcher, session: Session, record: JobRecord) -> None:
+async def look_now(watcher: JobWatcher, session: Session, record: JobRecord) -> None:
     """The watcher's next look, waited for, and the record as it left it."""
-    anyio.from_thread.run(watcher.look_now)
-    session.refresh(record)
+    await watcher.look_now()
+    await db.step(session, Session.refresh, record)

@@ -16,9 +16,9 @@ router = APIRouter(prefix="/api", tags=["maintenance"], responses=declared(401, 
 
 
 @router.get("/maintenance", response_model=list[MaintenancePublic])
-def list_maintenance(slurm: SlurmDep, _admin: ApiAdmin) -> list[MaintenancePublic]:
+async def list_maintenance(slurm: SlurmDep, _admin: ApiAdmin) -> list[MaintenancePublic]:
     """Every maintenance window not over yet (Slurm's MAINT reservations), the next first."""
-    return maintenance_service.list_windows(slurm, datetime.now())
+    return await maintenance_service.list_windows(slurm, datetime.now())
 
 
 @router.post(
@@ -26,12 +26,12 @@ def list_maintenance(slurm: SlurmDep, _admin: ApiAdmin) -> list[MaintenancePubli
     response_model=MaintenancePublic,
     status_code=status.HTTP_201_CREATED,
 )
-def create_maintenance(
+async def create_maintenance(
     data: MaintenanceCreate, session: SessionDep, slurm: SlurmDep, admin: ApiAdmin
 ) -> MaintenancePublic:
     """Make a maintenance window (a Slurm reservation, MAINT, IGNORE_JOBS, for root): no job
     starts whose time limit runs into it; with `notice`, everyone reads of it until it ends."""
-    return maintenance_service.schedule(
+    return await maintenance_service.schedule(
         session, slurm, data=data, actor=admin.name, now=datetime.now()
     )
 
@@ -39,10 +39,14 @@ def create_maintenance(
 @router.delete(
     "/maintenance/{name}", status_code=status.HTTP_204_NO_CONTENT, responses=declared(404, 409)
 )
-def cancel_maintenance(name: str, session: SessionDep, slurm: SlurmDep, admin: ApiAdmin) -> None:
+async def cancel_maintenance(
+    name: str, session: SessionDep, slurm: SlurmDep, admin: ApiAdmin
+) -> None:
     """Cancel a maintenance window (scontrol delete reservation), and the notice made with it."""
     try:
-        maintenance_service.cancel(session, slurm, name=name, actor=admin.name, now=datetime.now())
+        await maintenance_service.cancel(
+            session, slurm, name=name, actor=admin.name, now=datetime.now()
+        )
     except maintenance_service.NoSuchWindow:
         raise HTTPException(
             status.HTTP_404_NOT_FOUND, f"No maintenance window {name} ahead or under way."

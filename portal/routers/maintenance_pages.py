@@ -20,7 +20,7 @@ PAGE = "/admin/maintenance"
 BLANK = {"starts_at": "", "ends_at": "", "nodes": "ALL", "notice": "yes"}
 
 
-def _page(
+async def _page(
     request: Request,
     slurm: SlurmDep,
     admin: Caller,
@@ -31,8 +31,8 @@ def _page(
 ) -> HTMLResponse:
     windows, slurm_error, names = [], problem, []
     try:
-        windows = maintenance_service.list_windows(slurm, datetime.now())
-        names = sorted(maintenance_service.node_names(slurm))
+        windows = await maintenance_service.list_windows(slurm, datetime.now())
+        names = sorted(await maintenance_service.node_names(slurm))
     except SlurmError as error:
         slurm_error = f"Slurm did not answer ({error.message}); the list may be incomplete."
     saved = request.query_params.get("saved", "")
@@ -63,12 +63,12 @@ def saved_note(saved: str, names: set[str]) -> str:
 
 
 @router.get("/admin/maintenance", response_class=HTMLResponse)
-def maintenance_page(request: Request, slurm: SlurmDep, admin: PageAdmin) -> HTMLResponse:
-    return _page(request, slurm, admin)
+async def maintenance_page(request: Request, slurm: SlurmDep, admin: PageAdmin) -> HTMLResponse:
+    return await _page(request, slurm, admin)
 
 
 @router.post("/admin/maintenance", response_class=HTMLResponse)
-def plan_window(
+async def plan_window(
     request: Request,
     form: FormDep,
     session: SessionDep,
@@ -88,16 +88,16 @@ def plan_window(
                 "notice": sent["notice"] == "yes",
             }
         )
-        made = maintenance_service.schedule(
+        made = await maintenance_service.schedule(
             session, slurm, data=data, actor=admin.name, now=datetime.now()
         )
     except (ValidationError, RuleViolation) as error:
-        return _page(request, slurm, admin, errors=pages.field_errors(error), form=sent)
+        return await _page(request, slurm, admin, errors=pages.field_errors(error), form=sent)
     return pages.after_save(request, "planned", made.name, page=PAGE)
 
 
 @router.post("/admin/maintenance/{name}/cancel", response_class=HTMLResponse)
-def cancel_window(
+async def cancel_window(
     name: str,
     request: Request,
     form: FormDep,
@@ -109,9 +109,11 @@ def cancel_window(
     if not pages.csrf_ok(request, form, identity):
         return pages.forbidden_form(request)
     try:
-        maintenance_service.cancel(session, slurm, name=name, actor=admin.name, now=datetime.now())
+        await maintenance_service.cancel(
+            session, slurm, name=name, actor=admin.name, now=datetime.now()
+        )
     except maintenance_service.NoSuchWindow:
         return pages.not_found(request, "maintenance window", name)
     except maintenance_service.CancelRefused as refused:
-        return _page(request, slurm, admin, problem=str(refused))
+        return await _page(request, slurm, admin, problem=str(refused))
     return pages.after_save(request, "cancelled", name, page=PAGE)

@@ -7,7 +7,6 @@ from __future__ import annotations
 import time
 from datetime import datetime
 
-import anyio
 from fastapi import APIRouter, HTTPException, Request, status
 from pydantic import BaseModel
 from sqlalchemy import select
@@ -134,7 +133,7 @@ def week_waste(admin: ApiAdmin, session: SessionDep) -> WastePublic:
 
 
 @router.get("/usage", response_model=UsagePublic)
-def my_usage(request: Request, caller: ApiCaller, slurm: SlurmDep) -> UsagePublic:
+async def my_usage(request: Request, caller: ApiCaller, slurm: SlurmDep) -> UsagePublic:
     """GPU-hours of your jobs and sessions this week (from Monday) and this month, those of each
     Slurm account you are in, each account's fair-share standing, and its limits (GPUs at once,
     GPU-hours in all) from Slurm's accounting."""
@@ -143,7 +142,7 @@ def my_usage(request: Request, caller: ApiCaller, slurm: SlurmDep) -> UsagePubli
     kept = recent.get(caller.name)
     if kept is not None and time.monotonic() - kept[0] < USAGE_TTL_S:
         return kept[1]
-    usage = anyio.from_thread.run(_usage, caller.name, slurm)
+    usage = await _usage(caller.name, slurm)
     recent[caller.name] = (time.monotonic(), usage)
     return usage
 

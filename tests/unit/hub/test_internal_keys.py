@@ -14,6 +14,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from jupyterhub.httpclient import JupyterHubHTTPClient
 from jupyterhub.utils import make_ssl_context
 
+from gpuportal_spawner import compat
 from gpuportal_spawner.hub_app import GpuPortalHub
 from tests.unit.hub.memory_tls import handshake
 
@@ -22,7 +23,8 @@ MADE_AT_START = ("hub-ca", "hub-internal", "proxy-api", "proxy-client", "noteboo
 
 @pytest.fixture(autouse=True)
 def certipy_restored(monkeypatch: pytest.MonkeyPatch) -> None:
-    """install() changes certipy for the process: put certipy's own back after each test."""
+    """The hub's start changes certipy for the process (gpuportal_spawner.compat): put
+    certipy's own back after each test."""
     monkeypatch.setattr(Certipy, "create_key_pair", Certipy.create_key_pair)
 
 
@@ -37,6 +39,7 @@ def http_client_cleared() -> Iterator[None]:
 def started(store: Path, *, internal_ssl: bool = True) -> GpuPortalHub:
     """A hub that has made its internal certificates, as at its start (in its event loop)."""
     hub = GpuPortalHub(internal_ssl=internal_ssl, internal_certs_location=str(store))
+    compat.install(hub.log, internal_ssl=internal_ssl)  # what its init_logging does first
     hub.init_internal_ssl()
     return hub
 

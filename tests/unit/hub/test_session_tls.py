@@ -4,7 +4,9 @@ the user's files (a stand-in for the sudo-writing JobFiles) and never kept by th
 from __future__ import annotations
 
 import logging
+import socket
 import ssl
+import threading
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -54,12 +56,30 @@ def spawner(tmp_path: Path) -> SimpleNamespace:
     )
 
 
-def test_alt_names_give_each_node_by_name_and_by_the_address_it_resolves_to():
-    assert session_tls.alt_names(["localhost", "no-such-node.invalid", "localhost"]) == [
+async def test_alt_names_give_each_node_by_name_and_by_the_address_it_resolves_to():
+    assert await session_tls.alt_names(["localhost", "no-such-node.invalid", "localhost"]) == [
         "DNS:localhost",
         "IP:127.0.0.1",
         "DNS:no-such-node.invalid",
     ]
+
+
+async def test_the_nodes_are_resolved_off_the_hubs_loop(monkeypatch):
+    """Issue 56: each node was resolved with socket.gethostbyname on the hub's loop, at every
+    spawn; a site's DNS holds the loop for each node of the partition."""
+    loop_thread = threading.get_ident()
+    asked: list[tuple[str, bool]] = []
+    real = socket.getaddrinfo
+
+    def resolver(host, *args, **kwargs):
+        asked.append((host, threading.get_ident() == loop_thread))
+        return real("localhost", *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    monkeypatch.setattr(socket, "gethostbyname", lambda host: resolver(host, None)[0][4][0])
+    names = await session_tls.alt_names(["gpu02", "gpu01"])
+    assert names == ["DNS:gpu01", "IP:127.0.0.1", "DNS:gpu02", "IP:127.0.0.1"]
+    assert sorted(asked) == [("gpu01", False), ("gpu02", False)]
 
 
 async def test_the_certificate_names_the_nodes_and_is_signed_by_the_notebooks_ca(spawner):

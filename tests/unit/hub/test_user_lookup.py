@@ -14,8 +14,9 @@ from jupyterhub.handlers.base import BaseHandler
 from jupyterhub.user import UserDict
 from sqlalchemy import event
 
-from gpuportal_spawner import user_lookup
-from gpuportal_spawner.user_lookup import JUPYTERHUB_OWN
+from gpuportal_adapters import compat as adapters_compat
+from gpuportal_spawner import compat, user_lookup
+from gpuportal_spawner.compat import JUPYTERHUB_OWN
 
 LOG = logging.getLogger(__name__)
 
@@ -129,16 +130,25 @@ def test_a_user_the_hub_does_not_hold_yet_is_loaded_and_kept(db: Any) -> None:
     assert bob.name == "bob" and bob.id in handler.users
 
 
-def test_another_jupyterhubs_methods_are_left_as_they_are(monkeypatch: pytest.MonkeyPatch) -> None:
+def jupyterhubs_own(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(BaseHandler, "find_user", JUPYTERHUB_OWN["find_user"])
     monkeypatch.setattr(BaseHandler, "_user_for_cookie", JUPYTERHUB_OWN["_user_for_cookie"])
-    monkeypatch.setitem(user_lookup.UPSTREAM, "find_user", "0" * 64)
-    assert user_lookup.install() is False
-    assert BaseHandler.find_user is JUPYTERHUB_OWN["find_user"]
-    monkeypatch.setitem(
-        user_lookup.UPSTREAM, "find_user", user_lookup.source_hash(JUPYTERHUB_OWN["find_user"])
-    )
-    assert user_lookup.install() is True
+
+
+def test_another_jupyterhubs_methods_are_left_as_they_are(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    jupyterhubs_own(monkeypatch)
+
+    def find_user(self: BaseHandler, name: str) -> None:  # another JupyterHub's
+        return None
+
+    monkeypatch.setitem(JUPYTERHUB_OWN, "find_user", find_user)
+    assert compat.apply([compat.USERS_BY_ID], LOG) == []
+    assert BaseHandler._user_for_cookie is JUPYTERHUB_OWN["_user_for_cookie"]
+    assert "JupyterHub's BaseHandler.find_user is not jupyterhub 6.1.1's" in caplog.text
+    monkeypatch.setitem(JUPYTERHUB_OWN, "find_user", BaseHandler.find_user)
+    assert compat.apply([compat.USERS_BY_ID], LOG) == [compat.USERS_BY_ID.name]
     assert BaseHandler.find_user is user_lookup.find_user
 
 
@@ -146,8 +156,7 @@ def test_a_jupyterhub_without_its_sources_is_left_as_it_is(monkeypatch: pytest.M
     def no_source(method: object) -> str:
         raise OSError("could not get source code")
 
-    monkeypatch.setattr(BaseHandler, "find_user", JUPYTERHUB_OWN["find_user"])
-    monkeypatch.setattr(BaseHandler, "_user_for_cookie", JUPYTERHUB_OWN["_user_for_cookie"])
-    monkeypatch.setattr(user_lookup.inspect, "getsource", no_source)
-    assert user_lookup.install() is False
+    jupyterhubs_own(monkeypatch)
+    monkeypatch.setattr(adapters_compat.inspect, "getsource", no_source)
+    assert compat.apply([compat.USERS_BY_ID], LOG) == []
     assert BaseHandler._user_for_cookie is JUPYTERHUB_OWN["_user_for_cookie"]

@@ -56,4 +56,6 @@ def client(tmp_path: Path) -> Iterator[tuple[TestClient, HubIdentity]]:
     )
     identity = HubIdentity(settings, check_token=hub_says)
     with TestClient(create_app(settings, identity=identity)) as test_client:
+        # A route that queries on the event loop fails its test (gpuportal_portal.db).
+        test_client.app.state.database.on_the_loop = "raise"  # type: ignore[attr-defined]
         yield test_client, identity

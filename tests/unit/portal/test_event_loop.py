@@ -1,30 +1,29 @@
 """A slow database query holds up only the request that made it (issue 21, item 3), or the
 background loop that made it (issue 37, item 5).
 
-Routes that use the synchronous SQLAlchemy session are plain functions, which FastAPI runs in
-its thread pool; an `async def` route with the same session would stop the event loop, and
-every other request with it, until its query returned.
+The SQLAlchemy session is synchronous: plain routes use it in FastAPI's thread pool, `async`
+routes (those that await Slurm) through `run_in_threadpool`. A query on the event loop would
+stop every other request until it returned: the database logs it, and refuses it in the unit
+tests (gpuportal_portal.db.Database.on_the_loop), so any route's unit test that queries on the
+loop fails.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import pkgutil
+import asyncio
 import threading
 import time
 from pathlib import Path
 from typing import Any, cast
 
 import pytest
-from fastapi.routing import APIRoute
+from fastapi.concurrency import run_in_threadpool
 from fastapi.testclient import TestClient
-from sqlalchemy import event
+from sqlalchemy import event, text
 
 from gpuportal_adapters.slurm import SlurmClient
-from gpuportal_portal import routers
 from gpuportal_portal.app import create_app
-from gpuportal_portal.deps import get_session
+from gpuportal_portal.db import Database, QueryOnTheLoop
 from gpuportal_portal.identity import COOKIE_NAME, HubIdentity
 from gpuportal_portal.settings import PortalSettings
 from tests.unit.portal.conftest import API, hub_says
@@ -71,28 +70,31 @@ def test_a_slow_query_does_not_hold_up_other_requests(
     assert finished == ["other", "slow"], "the event loop waited for the slow query"
 
 
-def _needs_the_database(dependant: Any) -> bool:
-    return any(
-        sub.call is get_session or _needs_the_database(sub) for sub in dependant.dependencies
-    )
+def test_a_query_on_the_event_loop_is_logged_or_refused(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    database = Database(f"sqlite:///{tmp_path / 'portal.db'}")
 
+    def query() -> None:
+        with database.sessions() as session:
+            session.execute(text("SELECT 1"))
 
-def test_no_async_route_takes_the_synchronous_database_session() -> None:
-    """Every route given the sync SQLAlchemy session (directly or through a dependency) is a
-    plain function: FastAPI runs it in the thread pool, never on the event loop."""
-    routes = [
-        route
-        for module in pkgutil.iter_modules(routers.__path__)
-        for route in importlib.import_module(f"{routers.__name__}.{module.name}").router.routes
-        if isinstance(route, APIRoute)
-    ]
-    on_the_loop = [
-        f"{sorted(r.methods)} {r.path}"
-        for r in routes
-        if inspect.iscoroutinefunction(r.endpoint) and _needs_the_database(r.dependant)
-    ]
-    assert len(routes) > 20
-    assert on_the_loop == []
+    async def on_the_loop() -> None:
+        query()
+
+    async def in_a_thread() -> None:
+        await run_in_threadpool(query)
+
+    asyncio.run(on_the_loop())
+    assert "A database query on the event loop" in caplog.text
+    assert "in on_the_loop" in caplog.text  # where it came from
+    database.on_the_loop = "raise"
+    with pytest.raises(QueryOnTheLoop):
+        asyncio.run(on_the_loop())
+    caplog.clear()
+    asyncio.run(in_a_thread())
+    query()  # no loop at all: a command's own
+    assert "event loop" not in caplog.text
 
 
 class QuietSlurm:

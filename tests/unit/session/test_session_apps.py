@@ -282,14 +282,16 @@ def test_an_environment_without_the_tools_offers_no_tiles_and_still_starts(monke
     assert not names & {"vscode", "desktop-websockify"}
 
 
-def test_a_term_ends_the_tools_then_the_server_its_own_way():
+def test_a_term_ends_the_tools_then_the_server_its_own_way(monkeypatch):
     """simpervisor's handler ended in a lost sys.exit: the server ran on after scancel."""
+    import logging
     import signal
 
     from simpervisor import atexitasync
 
-    from gpuportal_session.server_guard import stop_the_server_after_the_tools
+    from gpuportal_session.compat import apply, tools_then_server
 
+    monkeypatch.setattr(atexitasync, "_handle_signal", atexitasync._handle_signal)  # put back
     said = []
 
     class Server:
@@ -297,7 +299,8 @@ def test_a_term_ends_the_tools_then_the_server_its_own_way():
             said.append(("server", signum))
 
     before = signal.getsignal(signal.SIGTERM)
-    stop_the_server_after_the_tools(Server())
+    patch = tools_then_server(Server())
+    assert apply([patch], logging.getLogger("test")) == [patch.name]
     tool = lambda signum: said.append(("tool", signum))  # noqa: E731 (what starting a tool adds)
     atexitasync.signal_handler_set = False
     try:

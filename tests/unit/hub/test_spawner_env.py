@@ -1,0 +1,24 @@
+"""The session job's environment is built without a passwd lookup on the hub's loop (issue 56):
+batchspawner's `user_env` looked the user up twice there, for USER, HOME and SHELL, which sudo
+sets for the job itself."""
+
+from __future__ import annotations
+
+import pwd
+from types import SimpleNamespace
+
+import pytest
+
+from gpuportal_core.sudo_rules import SET_BY_SUDO
+from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
+
+
+def test_the_job_environment_asks_passwd_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refused(name: str) -> None:
+        raise AssertionError(f"passwd asked for {name} on the hub's loop")
+
+    monkeypatch.setattr(pwd, "getpwnam", refused)
+    spawner = SimpleNamespace(user=SimpleNamespace(name="erin"))
+    assert GpuSlurmSpawner.user_env(spawner, {"A": "1"}) == {"A": "1"}  # type: ignore[arg-type]
+    # What batchspawner would have added is what sudo sets for the job anyway.
+    assert {"USER", "HOME", "SHELL"} <= SET_BY_SUDO
