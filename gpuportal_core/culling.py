@@ -1,6 +1,7 @@
 """When a session is culled, and the words that tell its user why (issue 13).
 
-Three rules, each a per-profile limit in seconds (0: never):
+Three rules, each a per-profile limit in seconds (0: never), a field of the profile's spec that
+names its rule (gpuportal_core.profiles.culling_fields; a `Reason` here, by its value):
 
 - idle: nobody used JupyterLab for `idle_limit` (the hub's last_activity, which the idle
   culler reads);
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from gpuportal_core.profiles import ProfileSpec, culling_fields
 from gpuportal_core.slurm_time import describe_runtime
 
 
@@ -37,28 +39,30 @@ UNLIMITED_QUEUE_WAIT = 7 * 24 * 3600
 
 @dataclass(frozen=True)
 class CullLimits:
-    """A profile's culling limits, in seconds; 0 means never."""
+    """A profile's culling limits, in seconds; 0 means never. One field per `Reason`, named by
+    its value."""
 
     idle: int = 0
     gpu_idle: int = 0
     queued: int = 0
 
     @classmethod
-    def of(cls, profile: Any) -> CullLimits:
-        """The limits of a gpuportal_core.profiles.ResourceProfile."""
-        return cls(profile.idle_limit, profile.gpu_idle_limit, profile.queue_limit)
+    def of(cls, spec: ProfileSpec) -> CullLimits:
+        """The limits of a profile, from the spec's culling fields."""
+        return cls(**{rule: getattr(spec, name) for rule, (name, _) in culling_fields().items()})
 
     def as_state(self) -> dict[str, int]:
-        return {"idle": self.idle, "gpu_idle": self.gpu_idle, "queued": self.queued}
+        return {reason.value: self.limit(reason) for reason in Reason}
 
     @classmethod
     def from_state(cls, state: Any) -> CullLimits:
         if not isinstance(state, Mapping):
             return cls()
-        return cls(*(_seconds(state.get(name)) for name in ("idle", "gpu_idle", "queued")))
+        return cls(**{reason.value: _seconds(state.get(reason.value)) for reason in Reason})
 
     def limit(self, reason: Reason) -> int:
-        return {Reason.IDLE: self.idle, Reason.GPU_IDLE: self.gpu_idle}.get(reason, self.queued)
+        seconds: int = getattr(self, reason.value)
+        return seconds
 
     def start_wait(self, startup: int) -> int:
         """How long the hub may wait for such a session to start, in seconds: its time in the

@@ -48,7 +48,17 @@ __all__ = [
 
 DEFAULT_CORES_PER_GPU = 8
 DEFAULT_MEM_PER_GPU_GB = 48
-_CULLING: JsonDict = {"section": "Culling", "section_hint": "HH:MM:SS each; 00:00:00 = never"}
+
+
+def _culling(rule: str, word: str) -> JsonDict:
+    """A culling limit's field: the admin form's section, the rule of gpuportal_core.culling
+    that applies it (a `Reason`'s value), and its word in the admin list of profiles."""
+    return {
+        "section": "Culling",
+        "section_hint": "HH:MM:SS each; 00:00:00 = never",
+        "cull": rule,
+        "short": word,
+    }
 
 
 class ProfileSpec(BaseModel):
@@ -75,15 +85,19 @@ class ProfileSpec(BaseModel):
     )
     # Culling (gpuportal_core.culling), 0 for never: a session idle this long, whose GPUs sat
     # idle this long, or whose job waited in the queue this long is stopped.
-    idle_limit: Limit = Field(3600, title="Stop a session unused for", json_schema_extra=_CULLING)
+    idle_limit: Limit = Field(
+        3600, title="Stop a session unused for", json_schema_extra=_culling("idle", "idle")
+    )
     gpu_idle_limit: Limit = Field(
         2 * 3600,
         title="Stop a session whose GPUs were idle for",
         description="even with JupyterLab open; where GPU use is measured",
-        json_schema_extra=_CULLING,
+        json_schema_extra=_culling("gpu_idle", "GPUs idle"),
     )
     queue_limit: Limit = Field(
-        4 * 3600, title="Cancel a session still queued after", json_schema_extra=_CULLING
+        4 * 3600,
+        title="Cancel a session still queued after",
+        json_schema_extra=_culling("queued", "queued"),
     )
     partition: PartitionName = Field("gpu", title="Partition")
     # Allow-listed extra sbatch options, e.g. {"account": "ml", "qos": "short"}.
@@ -92,6 +106,17 @@ class ProfileSpec(BaseModel):
         (), title="LDAP groups that see it", description="comma-separated; empty = everyone"
     )
     enabled: bool = Field(True, title="Enabled (offered on the spawn page)")
+
+
+def culling_fields() -> dict[str, tuple[str, str]]:
+    """The spec's culling limits: each rule's name (gpuportal_core.culling.Reason) to its
+    field and its word in the admin list, in the spec's order."""
+    found = {}
+    for name, field in ProfileSpec.model_fields.items():
+        extra = field.json_schema_extra
+        if isinstance(extra, dict) and isinstance(extra.get("cull"), str):
+            found[str(extra["cull"])] = (name, str(extra["short"]))
+    return found
 
 
 def spec_values(spec: ProfileSpec) -> dict[str, Any]:

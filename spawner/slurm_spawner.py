@@ -8,8 +8,7 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
-from traitlets import Any as AnyTrait
-from traitlets import Unicode
+from traitlets import Instance, Unicode
 
 from gpuportal_adapters.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.culling import Reason
@@ -84,7 +83,7 @@ class GpuSlurmSpawner(SessionJob):
     """
 
     # Set by the profile chooser before start(): the only source of job parameters.
-    spawn_request = AnyTrait(None, allow_none=True)
+    spawn_request = Instance(SpawnRequest, allow_none=True)
     # Set by the profile chooser for a resume after a hub restart: take over this queued job of
     # the server's (found by its tag), and never submit one.
     resume_job_id = Unicode("")
@@ -105,7 +104,7 @@ class GpuSlurmSpawner(SessionJob):
         # Dask workers started from the session carry this tag (gpuportal_session.dask_setup):
         # the session's stop cancels them, and the jobs page lists them.
         env["GPUPORTAL_DASK_TAG"] = self.dask_tag
-        if isinstance(self.spawn_request, SpawnRequest):
+        if self.spawn_request is not None:
             # Their time limit: the session's own (they are cancelled when it stops anyway).
             env["GPUPORTAL_SESSION_RUNTIME"] = format_runtime(self.spawn_request.runtime)
         return env
@@ -133,7 +132,7 @@ class GpuSlurmSpawner(SessionJob):
         if snapshot is None:
             raise scheduler_silent_for("its nodes could not be read")
         request = self.spawn_request
-        if not isinstance(request, SpawnRequest):
+        if request is None:
             return [node.name for node in snapshot.nodes]
         profile = request.profile
         return [
@@ -160,7 +159,7 @@ class GpuSlurmSpawner(SessionJob):
 
     async def start(self) -> tuple[str, int]:
         request = self.spawn_request
-        if not self.resume_job_id and not isinstance(request, SpawnRequest):
+        if not self.resume_job_id and request is None:
             raise spawn_error("No resource profile was chosen.", reason="no_profile")
         self.port = 0
         self._port_ready.clear()
@@ -170,7 +169,7 @@ class GpuSlurmSpawner(SessionJob):
         self._advance(Seen(Event.SUBMITTED))
         self._queued_since = time.monotonic()
         host = await self._wait_until_reachable()
-        if isinstance(request, SpawnRequest):
+        if request is not None:
             QUEUE_WAIT.labels(request.profile.slug).observe(time.monotonic() - self._queued_since)
         self.log.info("Job %s: JupyterLab at %s:%s", self.job_id, host, self.port)
         return host, self.port
@@ -354,7 +353,7 @@ class GpuSlurmSpawner(SessionJob):
         info, request = self._info, self.spawn_request
         if info is None or info.described.phase is not Phase.QUEUED:
             return
-        if not isinstance(request, SpawnRequest):
+        if request is None:
             return  # a resumed job: its profile is not known here; Slurm's words stay
         snapshot = capacity.snapshot(
             hub_state(self.user),
@@ -388,7 +387,7 @@ class GpuSlurmSpawner(SessionJob):
     def _in_image(self) -> bool:
         request = self.spawn_request
         return (
-            isinstance(request, SpawnRequest)
+            request is not None
             and request.environment is not None
             and request.environment.kind == "container"
         )

@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from sqlalchemy.orm import Session
 
 from gpuportal_core.partitions import Partition
+from gpuportal_core.profiles import culling_fields
 from gpuportal_portal import crud, notice_service, pages, profile_form, profile_service
 from gpuportal_portal.admin_forms import AdminForm
 from gpuportal_portal.cluster import ClusterUnavailable
@@ -64,6 +65,8 @@ def _admin_page(
             "profiles": [
                 crud.to_public(p).model_dump(mode="json") for p in crud.list_profiles(session)
             ],
+            # The list's culling column, from the spec's culling fields: (word, field).
+            "culling": [(word, name) for name, word in culling_fields().values()],
             "environments": crud.list_environments(session),
             "notices": [notice_service.public(n) for n in notice_service.not_ended(session)],
             "notice_errors": notice_errors or {},

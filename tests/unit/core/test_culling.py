@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -17,6 +18,7 @@ from gpuportal_core.culling import (
 )
 from gpuportal_core.profiles import (
     ProfileError,
+    culling_fields,
     profile_from_config,
     profile_from_record,
 )
@@ -143,3 +145,14 @@ def test_profile_limits_are_checked_and_read_from_the_portal():
 )
 def test_the_hub_waits_for_a_start_as_long_as_the_queue_limit_allows(queued, startup, wait):
     assert CullLimits(queued=queued).start_wait(startup) == wait
+
+
+def test_each_rule_is_a_field_of_the_profiles_spec_and_each_culling_field_a_rule():
+    """Issue 56, item 5: a culling limit is a spec field that names its rule; the limits, their
+    state and the admin list follow from it, so the two lists must name the same rules."""
+    rules = {reason.value for reason in Reason}
+    assert set(culling_fields()) == rules
+    assert {f.name for f in dataclasses.fields(CullLimits)} == rules
+    limits = CullLimits(idle=1, gpu_idle=2, queued=3)
+    assert CullLimits.from_state(limits.as_state()) == limits
+    assert [limits.limit(reason) for reason in Reason] == [1, 2, 3]

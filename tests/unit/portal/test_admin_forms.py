@@ -9,7 +9,9 @@ import re
 import pytest
 from fastapi.testclient import TestClient
 
+from gpuportal_core.profiles import culling_fields
 from gpuportal_portal.identity import COOKIE_NAME, HubIdentity
+from gpuportal_portal.routers import admin_pages
 from tests.unit.portal.conftest import ADMIN_TOKEN
 
 PAGES = "/services/portal/admin/environments"
@@ -78,3 +80,18 @@ def test_a_form_without_its_token_is_refused(admin: TestClient) -> None:
     refused = admin.post(f"{PAGES}/new", data={**TOOLS, "csrf": "forged"})
     assert refused.status_code == 403
     assert admin.get(f"{PAGES}/nothing").status_code == 404
+
+
+def test_the_profiles_culling_column_follows_the_spec(
+    admin: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 56, item 5: the column is drawn from the spec's culling fields, each with its
+    word, not written out per limit in the template: other words, in another order, show."""
+    fields = dict(reversed(culling_fields().items()))
+    fields["idle"] = ("idle_limit", "unused")
+    monkeypatch.setattr(admin_pages, "culling_fields", lambda: fields)
+    page = admin.get("/services/portal/admin")
+    assert page.status_code == 200, page.text
+    columns = re.findall(r'<td class="cull">(.*?)</td>', page.text)
+    assert columns, "no profile listed"
+    assert all(re.fullmatch(r"queued \S+<br>GPUs idle \S+<br>unused \S+", c) for c in columns)
