@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, cast
 
 from traitlets import Dict, Integer, List, Type, Unicode
-from traitlets.config import LoggingConfigurable
+from traitlets.config import Configurable, LoggingConfigurable
 
 from gpuportal_adapters.cluster_snapshot import Snapshot
 from gpuportal_core.accounting import group_use
@@ -102,14 +102,13 @@ class ProfileOffer(LoggingConfigurable):
 
         profiles: the offer's, when the caller already has them (the form does).
         """
-        child = self._session_config()
         if profiles is None:
             profiles = (await self.offer()).profiles
         taken = await self.cluster_snapshot()
         assocs = await capacity.group_limits(
             hub_state(self.user),
-            bin_dir=child.get("slurm_bin_dir", ""),
-            timeout=float(child.get("slurm_timeout", 20.0)),
+            bin_dir=self.session_setting("slurm_bin_dir"),
+            timeout=self.session_setting("slurm_timeout"),
         )
         group = group_use(assocs, self.user.name, taken.jobs) if taken is not None else None
         return capacity_view(profiles, taken, group)
@@ -117,20 +116,26 @@ class ProfileOffer(LoggingConfigurable):
     async def cluster_snapshot(self) -> Snapshot | None:
         """The cluster's jobs, nodes and reservations as of a few seconds ago, shared by all
         users' pages (None: Slurm did not answer within 2 s)."""
-        child = self._session_config()
         snapshot = capacity.snapshot(
             hub_state(self.user),
-            bin_dir=child.get("slurm_bin_dir", ""),
-            timeout=float(child.get("slurm_timeout", 20.0)),
-            ttl=float(child.get("capacity_ttl", 10.0)),
+            bin_dir=self.session_setting("slurm_bin_dir"),
+            timeout=self.session_setting("slurm_timeout"),
+            ttl=self.session_setting("capacity_ttl"),
         )
         return await snapshot.get_within(2.0)
 
-    def _session_config(self) -> dict[str, Any]:
-        """The session spawner's config section: the Slurm settings are its own, and this
-        wrapper has no Slurm of its own."""
-        spawner_class = cast(type, self.profile_spawner_class)
-        return dict(self.config.get(spawner_class.__name__, {}))
+    def session_setting(self, name: str) -> Any:
+        """A setting of the session spawner's (its Slurm settings: this wrapper has no Slurm of
+        its own), as that spawner gets it: its class's and its bases' config sections, the
+        most derived winning, checked by its trait, else the trait's default."""
+        spawner_class = cast(type[Configurable], self.profile_spawner_class)
+        # Any: each concrete trait (Float, Unicode) has validate(); the base type's stub has not.
+        trait: Any = spawner_class.class_traits()[name]
+        value = trait.default()
+        for section in spawner_class.section_names():
+            if name in self.config.get(section, {}):
+                value = trait.validate(None, self.config[section][name])
+        return value
 
     def configured_profiles(self) -> list[ResourceProfile]:
         try:

@@ -18,6 +18,7 @@ from gpuportal_core.profiles import ResourceProfile
 from gpuportal_spawner.capacity import capacity_view
 from gpuportal_spawner.profile_source import Offer
 from gpuportal_spawner.profiles_spawner import GpuProfilesSpawner
+from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
 from gpuportal_spawner.spawn_form import render_form
 
 PROFILES = [ResourceProfile(slug="gpu-1", title="1 GPU", gpus=1, queue_limit=600)]
@@ -205,3 +206,21 @@ def test_a_child_is_built_without_the_deprecated_shared_database(
         child = spawner.construct_child()
     assert child.db is None
     assert not [r for r in caplog.records if "Spawner.db is deprecated" in r.getMessage()]
+
+
+def test_the_slurm_settings_are_the_session_spawners_as_it_gets_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 56, item 5: the wrapper read the child's config section as raw values, with the
+    child's defaults copied by hand (and missed a value set on a base class's section)."""
+    spawner, _ = make_spawner(monkeypatch)
+    assert (
+        spawner.session_setting("slurm_timeout")
+        == GpuSlurmSpawner.class_traits()["slurm_timeout"].default()
+    )
+    spawner.config = Config(
+        {"SlurmSpawner": {"slurm_timeout": 5}, "GpuSlurmSpawner": {"capacity_ttl": "3"}}
+    )
+    assert spawner.session_setting("slurm_timeout") == 5.0  # a base class's section applies
+    with pytest.raises(TraitError):
+        spawner.session_setting("capacity_ttl")  # a string where seconds belong: refused
