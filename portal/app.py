@@ -23,6 +23,7 @@ from gpuportal_portal.crud import SlugTaken, VersionConflict
 from gpuportal_portal.deps import LoginRequired, PageForbidden
 from gpuportal_portal.headers import add_api_docs, add_security_headers
 from gpuportal_portal.identity import STATE_COOKIE_NAME, HubIdentity
+from gpuportal_portal.job_output import OutputFolders
 from gpuportal_portal.job_service import IdempotencyMismatch, JobRejected, SubmissionUncertain
 from gpuportal_portal.job_watcher import JobWatcher
 from gpuportal_portal.lab_static import add_lab_static
@@ -110,6 +111,7 @@ def create_app(
     )
     # GET /api/usage's answer per user, for USAGE_TTL_S (gpuportal_portal.routers.usage_api).
     app.state.recent_usage = {}
+    app.state.output_folders = OutputFolders()
     app.state.watcher = JobWatcher(
         app.state.database, app.state.slurm, settings=settings, every=settings.job_look_seconds
     )

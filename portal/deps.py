@@ -15,6 +15,7 @@ from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_core.partitions import Partition
 from gpuportal_portal.cluster import ClusterUnavailable, PartitionCatalog
 from gpuportal_portal.identity import COOKIE_NAME, Caller, HubIdentity, MissingScope
+from gpuportal_portal.job_output import OutputFolders
 from gpuportal_portal.job_watcher import JobWatcher
 from gpuportal_portal.settings import PortalSettings
 
@@ -47,6 +48,11 @@ def get_identity(request: Request) -> HubIdentity:
 def get_slurm(request: Request) -> SlurmClient:
     slurm: SlurmClient = request.app.state.slurm
     return slurm
+
+
+def get_output_folders(request: Request) -> OutputFolders:
+    folders: OutputFolders = request.app.state.output_folders
+    return folders
 
 
 def get_watcher(request: Request) -> JobWatcher:
@@ -134,6 +140,7 @@ PartitionsDep = Annotated[dict[str, Partition] | ClusterUnavailable, Depends(get
 FormDep = Annotated[FormData, Depends(get_form)]
 SlurmDep = Annotated[SlurmClient, Depends(get_slurm)]
 WatcherDep = Annotated[JobWatcher, Depends(get_watcher)]
+OutputFoldersDep = Annotated[OutputFolders, Depends(get_output_folders)]
 SettingsDep = Annotated[PortalSettings, Depends(get_settings)]
 MaybeCaller = Annotated[Caller | None, Depends(get_caller)]
 

@@ -14,23 +14,28 @@ from gpuportal_portal.models import JobRecord
 
 log = logging.getLogger(__name__)
 
-# Output directories made in this process, and when: one `sudo install -d` per user and minute,
-# not one per job. Not for ever: a user who removes the folder gets it back a minute later at
-# most, rather than jobs whose output Slurm cannot open.
-_made_dirs: dict[tuple[str, str], float] = {}
 MADE_DIR_TTL = 60.0
 
 
-async def make_output_dir(slurm: SlurmClient, user: str, path: str) -> None:
-    made = _made_dirs.get((user, path))
-    if made is not None and time.monotonic() - made < MADE_DIR_TTL:
-        return
-    # install -d also makes a folder that already exists private (0700): job output is the
-    # user's alone, whatever an older version left.
-    result = await slurm.run_as_user(user, ["install", "-d", "-m", "0700", path])
-    if result.returncode != 0:
-        raise OSError(f"could not create {path}: {result.stderr.strip()}")
-    _made_dirs[(user, path)] = time.monotonic()
+class OutputFolders:
+    """The folders jobs write their output to, made as their users: one `sudo install -d` per
+    user, folder and minute, not one per job. Not for ever: a user who removes the folder gets
+    it back a minute later at most, rather than jobs whose output Slurm cannot open. One per
+    portal app (app.state.output_folders)."""
+
+    def __init__(self) -> None:
+        self._made: dict[tuple[str, str], float] = {}  # (user, folder): when
+
+    async def make(self, slurm: SlurmClient, user: str, path: str) -> None:
+        made = self._made.get((user, path))
+        if made is not None and time.monotonic() - made < MADE_DIR_TTL:
+            return
+        # install -d also makes a folder that already exists private (0700): job output is
+        # the user's alone, whatever an older version left.
+        result = await slurm.run_as_user(user, ["install", "-d", "-m", "0700", path])
+        if result.returncode != 0:
+            raise OSError(f"could not create {path}: {result.stderr.strip()}")
+        self._made[(user, path)] = time.monotonic()
 
 
 def output_files(record: JobRecord) -> list[str]:

@@ -37,7 +37,7 @@ from gpuportal_portal import crud, db
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.cluster import PartitionCatalog
 from gpuportal_portal.job_environments import SiteEnvironment, job_environment, site_environments
-from gpuportal_portal.job_output import make_output_dir
+from gpuportal_portal.job_output import OutputFolders
 from gpuportal_portal.job_schemas import JobCreate
 from gpuportal_portal.metrics import JOB_SUBMISSIONS
 from gpuportal_portal.models import JobRecord, aware_utc, utcnow
@@ -270,6 +270,7 @@ async def submit(
     settings: PortalSettings,
     catalog: PartitionCatalog,
     slurm: SlurmClient,
+    folders: OutputFolders,
 ) -> Submitted:
     """Check, record and submit the job. Called on the portal's loop: Slurm is awaited there,
     the database and the passwd lookup run in the thread pool, one short step each, so that a
@@ -300,7 +301,7 @@ async def submit(
         return Submitted(earlier, created=False)
     tag = record_tag(record, settings)
     try:
-        await make_output_dir(slurm, user, job.output.rsplit("/", 1)[0])
+        await folders.make(slurm, user, job.output.rsplit("/", 1)[0])
         # Nothing of the portal's environment: sudo gives sbatch the user's HOME, USER and its
         # secure PATH itself (gpuportal_core.sudo_rules).
         job_id = await slurm.submit(script, user=user, env={}, tag=tag)

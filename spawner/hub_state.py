@@ -1,6 +1,7 @@
 """What the hub's spawners and handlers share for the hub's life: one profile source per
 portal, one job poller per Slurm configuration, the cluster snapshots, the accounts' GPU
-limits read from Slurm's accounting, the notice boards, each user's last call.
+limits read from Slurm's accounting, the notice boards, each user's last call, the notebooks
+CA that signs sessions' certificates.
 
 It belongs to the hub app, not to a class: JupyterHub hands every user the app's settings
 (`user.settings`), and the state is kept there, made on first use. Two hubs in one process
@@ -38,6 +39,9 @@ class HubState:
     notice_boards: dict[str, NoticeBoard] = field(default_factory=dict)
     # Each user's last call, for the idle limit of hub logins (made on first use).
     idle_logins: IdleLogins | None = None
+    # By certificate store: the notebooks CA's certificate and key, which sign sessions'
+    # certificates (gpuportal_spawner.session_tls).
+    notebooks_ca: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
 
 def hub_state(user: Any) -> HubState:

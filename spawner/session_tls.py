@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime
-import functools
 import ipaddress
 import socket
 from collections.abc import Iterable
@@ -31,6 +30,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
 
+from gpuportal_spawner.hub_state import hub_state
 from gpuportal_spawner.job_files import JobFiles
 
 NOTEBOOKS_CA = "notebooks-ca"
@@ -62,10 +62,8 @@ async def _address(node: str) -> str | None:
     return str(found[0][4][0]) if found else None
 
 
-@functools.cache
-def _notebooks_ca(store_dir: str) -> tuple[x509.Certificate, Any]:
-    """The hub's notebooks CA (certificate, key), as JupyterHub's certipy store keeps it; read
-    once: the hub makes its CAs at start-up and never changes them while it runs."""
+def notebooks_ca(store_dir: str) -> tuple[x509.Certificate, Any]:
+    """The hub's notebooks CA (certificate, key), as JupyterHub's certipy store keeps it."""
     from certipy import Certipy  # JupyterHub's own; imported only where internal_ssl is on
 
     files = Certipy(store_dir=store_dir).store.get_files(NOTEBOOKS_CA)
@@ -79,7 +77,9 @@ def _general_name(name: str) -> x509.GeneralName:
     return x509.DNSName(value)
 
 
-def make_pair(store_dir: str, common_name: str, names: list[str]) -> tuple[str, str]:
+def make_pair(
+    ca: tuple[x509.Certificate, Any], common_name: str, names: list[str]
+) -> tuple[str, str]:
     """A fresh EC P-256 key and its certificate from the notebooks CA, both PEM.
 
     Written with `cryptography` rather than certipy's create_signed_pair: that makes an RSA-2048
@@ -88,7 +88,7 @@ def make_pair(store_dir: str, common_name: str, names: list[str]) -> tuple[str, 
     certificate carries what certipy's do (server and client auth, the alt names, the CA's key
     identifier), so JupyterHub's clients and the proxy treat it alike.
     """
-    ca_cert, ca_key = _notebooks_ca(store_dir)
+    ca_cert, ca_key = ca
     key = ec.generate_private_key(ec.SECP256R1())
     now = datetime.datetime.now(datetime.UTC)
     builder = (
@@ -133,8 +133,14 @@ async def sign(spawner: Any, nodes: Iterable[str]) -> dict[str, str]:
     names = await alt_names(nodes)
     if spawner.ssl_alt_names_include_local:
         names = ["DNS:localhost", "IP:127.0.0.1", *names]
+    # Read once per hub (its state, HubState.notebooks_ca): the hub makes its CAs at its start
+    # and never changes them while it runs.
+    cas = hub_state(spawner.user).notebooks_ca
+    store = spawner.internal_certs_location
+    if store not in cas:
+        cas[store] = await asyncio.to_thread(notebooks_ca, store)
     key, cert = await asyncio.to_thread(
-        make_pair, spawner.internal_certs_location, f"session-{spawner.user.name}", names
+        make_pair, cas[store], f"session-{spawner.user.name}", names
     )
     spawner.log.info(
         "TLS certificate for %s: %s", spawner._log_name, ";".join(names) or "(no names)"

@@ -28,6 +28,7 @@ from gpuportal_portal.deps import (
     ApiCaller,
     ApiWriter,
     CatalogDep,
+    OutputFoldersDep,
     SessionDep,
     SettingsDep,
     SlurmDep,
@@ -122,6 +123,7 @@ async def submit_job(
     settings: SettingsDep,
     catalog: CatalogDep,
     slurm: SlurmDep,
+    folders: OutputFoldersDep,
     idempotency_key: IdempotencyKey = None,
 ) -> JobPublic:
     """Submit a job as you. With an Idempotency-Key, a retry returns the first job (200)."""
@@ -135,6 +137,7 @@ async def submit_job(
         settings=settings,
         catalog=catalog,
         slurm=slurm,
+        folders=folders,
     )
     if not submitted.created:
         response.status_code = status.HTTP_200_OK

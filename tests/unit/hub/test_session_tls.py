@@ -130,3 +130,18 @@ async def test_each_spawn_gets_its_own_key(spawner):
     first = await session_tls.sign(spawner, ["localhost"])
     second = await session_tls.sign(spawner, ["localhost"])
     assert first["key"] != second["key"]
+
+
+async def test_the_notebooks_ca_is_read_once_per_hub_and_kept_by_it(spawner, monkeypatch):
+    """Issue 56, item 6: kept in the hub's state (HubState.notebooks_ca), not in a cache of the
+    module for the process's life: two hubs in one process keep their own."""
+    real, reads = session_tls.notebooks_ca, []
+    monkeypatch.setattr(
+        session_tls, "notebooks_ca", lambda store: reads.append(store) or real(store)
+    )
+    await session_tls.sign(spawner, ["localhost"])
+    await session_tls.sign(spawner, ["localhost"])
+    assert len(reads) == 1
+    other_hub = SimpleNamespace(**{**vars(spawner), "user": SimpleNamespace(name="bob")})
+    await session_tls.sign(other_hub, ["localhost"])
+    assert len(reads) == 2

@@ -40,7 +40,6 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[Call]:
         return CommandResult(0, "1\n", "")
 
     monkeypatch.setattr(slurm_module, "run_command", run)
-    monkeypatch.setattr(job_output, "_made_dirs", {})
     return seen
 
 
@@ -108,7 +107,7 @@ def test_the_portal_reads_output_use_and_paths_within_the_rule(calls: list[Call]
     )
 
     async def walk() -> None:
-        await job_output.make_output_dir(slurm, "alice", "/home/alice/.gpuportal-jobs")
+        await job_output.OutputFolders().make(slurm, "alice", "/home/alice/.gpuportal-jobs")
         await job_output.output_tail(slurm, record)
         await job_output.output_from(slurm, record, 1234, "1")
         await use_collector.gpu_readings(slurm, "root", "40")

@@ -23,12 +23,15 @@ class Recorder:
 def test_the_output_folder_is_made_again_after_a_minute(monkeypatch: pytest.MonkeyPatch) -> None:
     now = [1000.0]
     monkeypatch.setattr(job_output.time, "monotonic", lambda: now[0])
-    monkeypatch.setattr(job_output, "_made_dirs", {})
     slurm = Recorder()
-    make = job_output.make_output_dir
+    make = job_output.OutputFolders().make
     asyncio.run(make(slurm, "alice", "/home/alice/.gpuportal-jobs"))  # type: ignore[arg-type]
     asyncio.run(make(slurm, "alice", "/home/alice/.gpuportal-jobs"))  # type: ignore[arg-type]
     assert len(slurm.calls) == 1
     now[0] += 61
     asyncio.run(make(slurm, "alice", "/home/alice/.gpuportal-jobs"))  # type: ignore[arg-type]
     assert len(slurm.calls) == 2
+    # Another app's folders (a second portal in the process, a test's): its own record.
+    other = job_output.OutputFolders().make
+    asyncio.run(other(slurm, "alice", "/home/alice/.gpuportal-jobs"))  # type: ignore[arg-type]
+    assert len(slurm.calls) == 3
