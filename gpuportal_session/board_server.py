@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import http.client
 import os
 import signal
 import sys
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 from jupyterhub.services.auth import HubOAuth, HubOAuthCallbackHandler, HubOAuthenticated
 from tornado import web
 
@@ -38,36 +38,23 @@ from gpuportal_session.tensorboard_private import (
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer", "host"}
 
 
-class UnixConnection(http.client.HTTPConnection):
-    def __init__(self, path: str) -> None:
-        super().__init__("localhost", timeout=120)
-        self._path = path
-
-    def connect(self) -> None:
-        import socket
-
-        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.sock.settimeout(self.timeout)
-        self.sock.connect(self._path)
-
-
-def fetch(
-    socket_path: str, method: str, path: str, body: bytes | None, headers: dict[str, str]
-) -> tuple[int, list[tuple[str, str]], bytes]:
-    connection = UnixConnection(socket_path)
-    try:
-        connection.request(method, path, body, headers)
-        response = connection.getresponse()
-        return response.status, response.getheaders(), response.read()
-    finally:
-        connection.close()
+def board_client(socket_path: str) -> aiohttp.ClientSession:
+    """The server's one client of its TensorBoard, over the board's unix socket, its connections
+    kept. The board's answers pass as they come (compressed stays compressed)."""
+    return aiohttp.ClientSession(
+        connector=aiohttp.UnixConnector(path=socket_path),
+        auto_decompress=False,
+        timeout=aiohttp.ClientTimeout(total=120),
+    )
 
 
 class BoardHandler(HubOAuthenticated, web.RequestHandler):
     """Everything under the prefix goes to the one TensorBoard, for those the hub lets in."""
 
-    def initialize(self, socket_path: str, prefix: str, groups: frozenset[str]) -> None:
-        self.socket_path = socket_path
+    def initialize(
+        self, board: aiohttp.ClientSession | None, prefix: str, groups: frozenset[str]
+    ) -> None:
+        self.board = board
         self.prefix = prefix
         self.groups = groups
 
@@ -110,9 +97,16 @@ class BoardHandler(HubOAuthenticated, web.RequestHandler):
         index = is_index(path)
         if index:
             headers = plain_request(headers)
-        status, headers_out, content = await asyncio.to_thread(
-            fetch, self.socket_path, self.request.method or "GET", "/" + path + query, body, headers
-        )
+        assert self.board is not None  # made by serve() before the first request
+        async with self.board.request(
+            self.request.method or "GET",
+            f"http://localhost/{path}{query}",
+            data=body,
+            headers=headers,
+            allow_redirects=False,
+        ) as answer:
+            status, content = answer.status, await answer.read()
+            headers_out = list(answer.headers.items())
         if index:
             content = fix_index(content)
         self.set_status(status)
@@ -135,7 +129,9 @@ def start_board(logdir: str) -> str:
     return str(board["socket"])
 
 
-def make_app(socket_path: str, token: str, groups: frozenset[str]) -> web.Application:
+def make_app(
+    board: aiohttp.ClientSession | None, token: str, groups: frozenset[str]
+) -> web.Application:
     prefix = os.environ.get("JUPYTERHUB_SERVICE_PREFIX", "/")
     # The one HubOAuth of this process: JupyterHub's handlers (the OAuth callback among them)
     # take HubOAuth.instance(), so it must be made here, with the token from the file.
@@ -146,7 +142,7 @@ def make_app(socket_path: str, token: str, groups: frozenset[str]) -> web.Applic
             (
                 prefix + "(.*)",
                 BoardHandler,
-                {"socket_path": socket_path, "prefix": prefix, "groups": groups},
+                {"board": board, "prefix": prefix, "groups": groups},
             ),
         ],
         hub_auth=auth,
@@ -172,16 +168,18 @@ async def serve(socket_path: str, token: str, logdir: str, groups: frozenset[str
     port = free_port()
     address = listen_address(os.environ.get("GPUPORTAL_BOARD_IP", ""))
     # Under internal TLS, as JupyterLab: TLS only, clients with a certificate of the hub's CAs.
-    make_app(socket_path, token, groups).listen(port, address=address, ssl_options=server_context())
+    board = board_client(socket_path)
+    make_app(board, token, groups).listen(port, address=address, ssl_options=server_context())
     await asyncio.to_thread(report_port, os.environ["JUPYTERHUB_API_URL"], token, port)
     print(f"Shared TensorBoard on {logdir} at port {port}", file=sys.stderr, flush=True)
     stopped = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         asyncio.get_running_loop().add_signal_handler(signum, stopped.set)
     await stopped.wait()
+    await board.close()
     # The TensorBoard goes with it (the step's end would take it too).
-    for board in instances(runtime_dir()):
-        os.kill(int(board["pid"]), signal.SIGTERM)
+    for instance in instances(runtime_dir()):
+        os.kill(int(instance["pid"]), signal.SIGTERM)
 
 
 if __name__ == "__main__":

@@ -32,8 +32,7 @@ from gpuportal_adapters.gpu_summary import (
     write_summary,
 )
 from gpuportal_adapters.hub_tls import client_context
-from gpuportal_adapters.kept_calls import KeptCalls
-from gpuportal_adapters.token_calls import CallFailed
+from gpuportal_adapters.token_calls import CallFailed, TokenClient
 
 # A GPU at or above this utilisation (percent, nvidia-smi's utilization.gpu) is at work.
 BUSY_PERCENT = 5
@@ -142,8 +141,8 @@ class GpuReporter:
         self.url = api_url.removesuffix("/api") + "/gpuportal/gpu-activity" if api_url else ""
         # One connection to the hub for every reading (the session's certificate, under
         # internal TLS), kept from one reading to the next: a handshake a reading would cost
-        # the hub ten times the reading itself (gpuportal_adapters.kept_calls).
-        self.hub = KeptCalls(tls=client_context(environ), keep_for=2.5 * interval)
+        # the hub ten times the reading itself (gpuportal_adapters.token_calls).
+        self.hub = TokenClient(tls=client_context(environ), keep_for=2.5 * interval)
 
     async def sample(self) -> None:
         try:

@@ -3,11 +3,10 @@ them): the hub's client secret, and the provider as the hub will call it."""
 
 from __future__ import annotations
 
-import json
 import pwd
-import ssl
-import urllib.request
 from pathlib import Path
+
+import requests
 
 from gpuportal_adapters.settings import HubSettings
 from gpuportal_core.preflight import Check, failed, passed, warned
@@ -35,15 +34,16 @@ def check_sso(settings: HubSettings) -> list[Check]:
         else:
             checks.append(passed("SSO client secret", f"{secret}, {owner}'s alone"))
     issuer = settings.sso_issuer.rstrip("/")
-    context = ssl.create_default_context(
-        cafile=settings.sso_ca_file or f"{settings.state}/demo-ca/ca.pem"
-    )
+    # A command of the admin's, as `gpuportal` is: requests (the services' calls are async).
     try:
-        with urllib.request.urlopen(
-            f"{issuer}/.well-known/openid-configuration", timeout=5, context=context
-        ) as answer:
-            document = json.load(answer)
-    except (OSError, ValueError) as error:
+        answer = requests.get(
+            f"{issuer}/.well-known/openid-configuration",
+            timeout=5,
+            verify=settings.sso_ca_file or f"{settings.state}/demo-ca/ca.pem",
+        )
+        answer.raise_for_status()
+        document = answer.json()
+    except (requests.RequestException, ValueError) as error:
         checks.append(
             failed(
                 "SSO provider",

@@ -25,7 +25,7 @@ def handler() -> BoardHandler:
     board = BoardHandler(
         app,
         request,
-        socket_path="/nowhere",
+        board=None,
         prefix="/user/alice/tb-runs/",
         groups=frozenset({"ds"}),
     )
@@ -52,3 +52,33 @@ def test_anyone_else_is_refused(handler: BoardHandler) -> None:
         handler.check_hub_user(user("dave", ["vision"], ["read:users:name!user=dave"]))
     with pytest.raises(UserNotAllowed):  # a service is never let in by a group
         handler.check_hub_user({"kind": "service", "name": "x", "groups": ["ds"], "scopes": []})
+
+
+async def test_the_boards_answers_pass_as_they_come_over_its_socket(tmp_path) -> None:
+    """Issue 56, item 4: the server reaches its TensorBoard with the product's one HTTP
+    library (aiohttp, over the board's unix socket, connections kept), not http.client with a
+    thread per request; a compressed answer stays compressed for the browser to open."""
+    import gzip
+
+    from tornado.httpserver import HTTPServer
+    from tornado.netutil import bind_unix_socket
+
+    from gpuportal_session.board_server import board_client
+
+    class Packed(web.RequestHandler):
+        def get(self) -> None:
+            self.set_header("Content-Encoding", "gzip")
+            self.finish(gzip.compress(b"scalars"))
+
+    path = str(tmp_path / "board.sock")
+    server = HTTPServer(web.Application([(r"/data", Packed)]))
+    server.add_socket(bind_unix_socket(path))
+    client = board_client(path)
+    try:
+        for _ in range(2):
+            async with client.get("http://localhost/data") as answer:
+                assert answer.headers["Content-Encoding"] == "gzip"
+                assert gzip.decompress(await answer.read()) == b"scalars"
+    finally:
+        await client.close()
+        server.stop()

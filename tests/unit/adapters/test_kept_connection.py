@@ -1,6 +1,7 @@
-"""Token calls over one kept connection (gpuportal_adapters.kept_calls), against a real server
-on loopback: calls share one connection, a connection the server closed meanwhile does not lose
-the call, and failures are CallFailed with words, as token_calls' are."""
+"""Token calls over one kept connection (gpuportal_adapters.token_calls.TokenClient with
+keep_for), against a real server on loopback: calls share one connection, a connection the
+server closed meanwhile does not lose the call, and failures are CallFailed with words, as
+one-off calls' are."""
 
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ import pytest
 from tornado.httpserver import HTTPServer
 from tornado.web import Application, RequestHandler
 
-from gpuportal_adapters.kept_calls import KeptCalls
-from gpuportal_adapters.token_calls import CallFailed
+from gpuportal_adapters.token_calls import CallFailed, TokenClient
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -65,8 +65,8 @@ async def server() -> AsyncIterator[tuple[str, Seen, HTTPServer]]:
 
 
 @pytest.fixture
-async def client() -> AsyncIterator[KeptCalls]:
-    kept = KeptCalls(keep_for=60)
+async def client() -> AsyncIterator[TokenClient]:
+    kept = TokenClient(keep_for=60)
     yield kept
     await kept.close()
 
