@@ -66,7 +66,7 @@ LAUNCHERS: dict[str, Launcher] = {
             title="Horovod",
             about="horovodrun starts one process per GPU across the nodes. Your environment "
             "must have Horovod: its last release (0.28.1, 2023) does not build with PyTorch 2.1 "
-            "or newer, and this cluster's PyTorch environment has none; use torchrun or "
+            "or newer, so an environment with a newer PyTorch has none; use torchrun or "
             "DeepSpeed there, or an environment or container of your own with Horovod.",
             command_help="started by horovodrun once per GPU",
             one_task_per_node=True,

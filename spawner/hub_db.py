@@ -11,9 +11,8 @@ session starts). What NORMAL gives up is the last commits before a power cut or 
 among them is found again by its tag when the hub starts (gpuportal_spawner.session_job).
 
 PostgreSQL, which production sites use (PORTAL_HUB_DATABASE_URL), is left as it is. The log
-needs the file on a local disk, not NFS (docs/how-to/upgrades.md). Kept after a 300-user bench
-where a stop of all seemed slower with it: the same slowness came without it (the stops' Slurm
-commands waiting their turns; docs/explanation/figures.md).
+needs the file on a local disk, not NFS (docs/how-to/upgrades.md). The figures, with and
+without it, are in docs/explanation/figures.md.
 """
 
 from __future__ import annotations
