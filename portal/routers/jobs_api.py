@@ -21,7 +21,7 @@ from gpuportal_adapters.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.jobs import describe_reason
 from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_core.states import job_state, states_in
-from gpuportal_portal import crud, db, job_output, job_service, use_collector
+from gpuportal_portal import crud, db, job_checks, job_output, job_service, use_collector
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.deps import (
@@ -98,7 +98,7 @@ async def preview_job(
 ) -> ScriptPreview:
     """The sbatch script this request would submit, checked the same way; nothing is submitted."""
     site = site_environments(await db.step(session, crud.list_environments))
-    _, script = await job_service.prepare(
+    _, script = await job_checks.prepare(
         data, user=caller.name, settings=settings, catalog=catalog, slurm=slurm, site=site
     )
     return ScriptPreview(script=script)

@@ -18,7 +18,7 @@ from gpuportal_adapters import slurm as slurm_module
 from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_adapters.slurm_commands import CommandResult
 from gpuportal_core.sudo_rules import SESSION_ENV, allows, split_env
-from gpuportal_portal import job_output, job_service, use_collector
+from gpuportal_portal import job_checks, job_output, use_collector
 from gpuportal_spawner import board_spawner
 from gpuportal_spawner.job_files import JobFiles
 
@@ -111,7 +111,7 @@ def test_the_portal_reads_output_use_and_paths_within_the_rule(calls: list[Call]
         await job_output.output_tail(slurm, record)
         await job_output.output_from(slurm, record, 1234, "1")
         await use_collector.gpu_readings(slurm, "root", "40")
-        await job_service.check_paths(slurm, job)
+        await job_checks.check_paths(slurm, job)
 
     asyncio.run(walk())
     assert_allowed(calls)
