@@ -20,6 +20,9 @@ pytestmark = pytest.mark.builds
 
 REPO = Path(__file__).resolve().parents[2]
 # Modules a software environment must not need to carry.
+# aiohttp and the packages it imports (its requirements on Python 3.11 and newer).
+AIOHTTP = ("aiohttp", "aiohappyeyeballs", "aiosignal", "attr", "attrs", "frozenlist", "multidict",
+           "propcache", "yarl", "idna")  # fmt: skip
 FORBIDDEN = {"gpuportal_spawner", "gpuportal_portal", "gpuportal_core", "fastapi",
              "sqlalchemy", "psycopg", "ldap3", "batchspawner", "wrapspawner", "uvicorn",
              "alembic"}  # fmt: skip
@@ -136,8 +139,10 @@ import gpuportal_session.singleuser, gpuportal_session.session_files
 import gpuportal_session.tensorboard_private, gpuportal_session.tensorboard_page
 print(json.dumps(sorted({name.split(".")[0] for name in sys.modules})))
 """
-    # tornado: what jupyter-server serves with, and the session's calls to the hub go over.
-    loaded = set(json.loads(_run_isolated(installed_wheel, code, tmp_path, also=("tornado",))))
+    # tornado: what jupyter-server serves with; aiohttp (a requirement of the session extra and
+    # of JupyterHub) and what it imports: what the session's calls to the hub go over.
+    session_deps = ("tornado", *AIOHTTP)
+    loaded = set(json.loads(_run_isolated(installed_wheel, code, tmp_path, also=session_deps)))
     assert "gpuportal_session" in loaded
     assert not loaded & FORBIDDEN, loaded & FORBIDDEN
     # The config folder that enables the server extensions (generic /proxy/ closed; Open in
