@@ -63,10 +63,11 @@ def create_app(
     """The portal app. Tests pass their own identity/catalog/Slurm client; production builds
     them here."""
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    def prepare_database(database: db.Database) -> None:
+        """The schema brought up to date and the default profiles and environments seeded: in a
+        thread, as every query of the portal is (db.Database.on_the_loop)."""
         db.upgrade(settings.database_url)
-        with app.state.database.sessions() as session:
+        with database.sessions() as session:
             extra = [ProfileCreate.model_validate(p) for p in settings.seed_profiles]
             crud.seed_defaults(
                 session,
@@ -75,6 +76,10 @@ def create_app(
             )
             seeds = [EnvironmentCreate.model_validate(e) for e in settings.seed_environments]
             crud.seed_environments(session, entries=[e.model_dump() for e in seeds])
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await asyncio.to_thread(prepare_database, app.state.database)
         background = []
         if settings.job_look_seconds > 0:
             background.append(asyncio.create_task(app.state.watcher.run_forever()))

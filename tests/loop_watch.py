@@ -10,7 +10,8 @@ tests/integration/test_loop_blocking.py (a folder of its own put first on PYTHON
   slow_callback_duration) is logged by asyncio; those lines are written down, with the frames
   of the product's own code that a sampler of the loop's thread (every 10 ms) saw during it.
 - Such a lookup made on a thread that runs an event loop is written down with its stack, so
-  that a slow callback comes with its cause.
+  that a slow callback comes with its cause; so is a call that waits by its nature, whatever
+  it takes here: a child process waited for, a sleep, a blocking socket's connect.
 
 Inert in any process that cannot write the records folder (a user's session job, to which the
 hub passes PYTHONPATH): the folder is the hub's service account's alone.
@@ -28,6 +29,7 @@ import os
 import pwd
 import re
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -97,6 +99,43 @@ def slowed(module: ModuleType, name: str) -> Callable[..., Any]:
     return lookup
 
 
+def blocks(*_: Any, **__: Any) -> bool:
+    return True
+
+
+def waits(_: subprocess.Popen[Any], timeout: float | None = None) -> bool:
+    return timeout is None or timeout > 0
+
+
+def sleeps(seconds: float) -> bool:
+    return seconds > 0
+
+
+def blocking_socket(sock: socket.socket, *_: Any) -> bool:
+    return sock.gettimeout() != 0.0  # asyncio's sockets are non-blocking
+
+
+# Calls that wait however fast they answer here, with when a call of them does.
+WAITS: dict[Any, tuple[tuple[str, Callable[..., bool]], ...]] = {
+    subprocess.Popen: (("wait", waits), ("communicate", blocks)),
+    time: (("sleep", sleeps),),
+    socket.socket: (("connect", blocking_socket),),
+}
+
+
+def watched(owner: Any, name: str, waits_now: Callable[..., bool]) -> Callable[..., Any]:
+    real = getattr(owner, name)
+
+    @functools.wraps(real)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if on_a_loop() and waits_now(*args, **kwargs):
+            stack = traceback.format_stack(limit=14)[:-1]
+            record("waited on a loop", call=f"{owner.__name__}.{name}", stack=stack)
+        return real(*args, **kwargs)
+
+    return call
+
+
 # The product's own files (the editable install's, or a checkout's on PYTHONPATH).
 OURS = re.compile(r"/(portal|spawner|gpuportal_[a-z]+)/[^/]+\.py$")
 SAMPLE_EVERY = 0.01
@@ -146,6 +185,9 @@ def install() -> None:
         for name in names:
             if hasattr(module, name):
                 setattr(module, name, slowed(module, name))
+    for owner, calls in WAITS.items():
+        for name, waits_now in calls:
+            setattr(owner, name, watched(owner, name, waits_now))
     watcher = logging.getLogger("asyncio")
     watcher.addHandler(SlowCallbacks())
     watcher.setLevel(logging.WARNING)

@@ -3,9 +3,10 @@
 A hub of this module's own, its processes a site's (tests/loop_watch.py, as their
 sitecustomize): name and user lookups answer in 150 ms, as sssd or DNS can, and asyncio runs in
 debug mode, which logs every callback over 100 ms. Then what users do at once: a session
-started, 50 jobs submitted and cancelled together, the spawn page read meanwhile. A lookup made
-on a loop, or a callback over 100 ms during which the product's own code ran (a sampler of the
-loop's thread says), fails the test with what it was.
+started, 50 jobs submitted and cancelled together, the spawn page read meanwhile. A lookup, a
+child process waited for, a sleep or a blocking connect on a loop fails the test with its stack,
+however fast it was here; so does a callback over half a second during which the product's own
+code ran (a sampler of the loop's thread says).
 """
 
 from __future__ import annotations
@@ -29,6 +30,10 @@ from tests.integration.test_cli import token_of
 pytestmark = [pytest.mark.integration, pytest.mark.second_lane]
 
 PORT = 8750
+# asyncio (debug mode) logs each callback over 100 ms. Load alone (two lanes of tests on 2 cores)
+# has stretched a handler of ours to 107 ms in CI while tornado wrote its answer, so a slow
+# callback fails only past five times that; what waits by its nature is caught by its call.
+TOO_LONG = 0.5
 JOBS = "/services/portal/api/jobs"
 BURST = 50
 
@@ -110,14 +115,20 @@ def test_a_spawn_a_job_burst_and_the_spawn_page_block_no_loop(
     watched = " ".join(str(e["argv"]) for e in records_since(records, 0) if e["kind"] == "watching")
     assert "gpuportal-hub" in watched and "gpuportal_portal" in watched, watched
     found = [e for e in records_since(records, since) if e["kind"] != "watching"]
+
     # A callback over 100 ms in which no frame of the product's own code ran is JupyterHub's or
-    # a library's own work (the sampler saw only theirs), slowed by the machine's load (two
-    # lanes of tests on 2 cores): printed, as it cannot be changed here. Any lookup on a loop,
-    # and any long callback with the product's code in it, fails.
-    theirs = [e for e in found if e["kind"] == "slow callback" and not e["ours"]]
-    for entry in theirs:
-        print(f"a library's slow callback: {entry['message']}\n  {entry['innermost']}")
-    ours = [e for e in found if e not in theirs]
+    # a library's own work, and one of ours under TOO_LONG is the machine's load: printed. Any
+    # lookup or wait on a loop, and any longer callback with the product's code in it, fails.
+    def took(entry: dict[str, object]) -> float:
+        return float(str(entry["message"]).rsplit("took ", 1)[1].split()[0])
+
+    printed = [
+        e for e in found if e["kind"] == "slow callback" and (not e["ours"] or took(e) < TOO_LONG)
+    ]
+    for entry in printed:
+        whose = "ours" if entry["ours"] else "a library's"
+        print(f"a slow callback ({whose}): {entry['message']}\n  {entry['innermost']}")
+    ours = [e for e in found if e not in printed]
     said = "\n\n".join(
         f"{e['kind']} (pid {e['pid']}): {e.get('message') or e.get('call')}\n"
         + "".join(e.get("stack", []))  # type: ignore[arg-type]
