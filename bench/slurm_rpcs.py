@@ -7,7 +7,9 @@ Both hubs run with the hub's default poll interval (30 s); everything but the sp
 same (bench/stock_jupyterhub_config.py). Makes 30 users of its own (bench001..bench030),
 removed afterwards. Run as root after `make demo` or `make test` has set up the cluster:
 
-    /opt/gpuportal/venv/bin/python bench/slurm_rpcs.py [--seconds 60]
+    /opt/gpuportal/venv/bin/python bench/slurm_rpcs.py [--seconds 60] [--ours-only]
+
+--ours-only leaves stock out: to compare two versions of ours, run it from each checkout.
 """
 
 from __future__ import annotations
@@ -93,12 +95,14 @@ def measure(name: str, users: list[str], seconds: float) -> dict[str, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--ours-only", action="store_true", help="leave stock batchspawner out")
     args = parser.parse_args()
+    hubs = list(HUBS)[:1] if args.ours_only else list(HUBS)
     wait_for(_cluster_idle, 120, "an idle cluster", step=1)
     background = sum(rpcs_per_minute(args.seconds).values())
     results = {}
     with bench_users(30) as users:
-        for name in HUBS:
+        for name in hubs:
             results[name] = measure(name, users, args.seconds)
     print(
         f"Slurm RPCs per minute caused by the hub (sdiag, all users, less the cluster's own "

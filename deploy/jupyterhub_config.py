@@ -212,11 +212,15 @@ c.GpuSlurmSpawner.hub_id = hub_id
 # Where the Slurm commands are, and how long one may take (empty: on PATH; 20 s).
 c.GpuSlurmSpawner.slurm_bin_dir = settings.slurm_bin_dir
 c.GpuSlurmSpawner.slurm_timeout = settings.slurm_timeout
-# The same three for the services that call Slurm (the portal, the resumer).
+# One squeue of every job serves the hub and the portal: each reads the other's last read here.
+queue_file = settings.queue_file or str(state / "queue.json")
+c.GpuSlurmSpawner.queue_file = queue_file
+# The same for the services that call Slurm (the portal, the resumer).
 cluster_env = {
     "PORTAL_HUB_ID": hub_id,
     "PORTAL_SLURM_BIN_DIR": settings.slurm_bin_dir,
     "PORTAL_SLURM_TIMEOUT": str(settings.slurm_timeout),
+    "PORTAL_QUEUE_FILE": queue_file,
 }
 # Users cannot pip-install into the shared session venv, so the PyPI extension manager's
 # install buttons could only fail; the read-only one lists what is installed (and starts faster).

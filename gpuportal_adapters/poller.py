@@ -1,89 +1,46 @@
-"""One squeue for all notebook jobs, shared by every spawner in the hub.
+"""The hub's view of its servers' jobs, read from the one shared queue read.
 
 Stock batchspawner runs one squeue per server per poll (every 0.5 s while starting), so load on
-slurmctld grows with the number of users. Here each spawner asks the poller for its job with
-the staleness it can accept; the poller answers from one recent query covering every tracked
-job, and concurrent askers share a single query in flight.
+slurmctld grows with the number of users. Here each spawner asks for its job with the staleness
+it can accept, and the answer comes from the hub's and the portal's one reader of every job
+(gpuportal_adapters.queue_reader): concurrent askers share one squeue, and a read the portal
+took recently enough serves the hub too.
 
 A stopped server's jobs found by their tag (TaggedJobs: a submission whose answer never came,
-the session's Dask workers) are shared the same way, by user.
+the session's Dask workers) come from the same read.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Callable
 
-from gpuportal_adapters.slurm import SlurmClient
+from gpuportal_adapters.queue_reader import QueueReader
 from gpuportal_core.jobs import JobInfo
 
 
-class _SharedQuery:
-    """One query in flight at a time: an asker it covers waits for it; one it does not cover
-    waits for it too, then starts the next (the keys `_next_keys` names), shared the same way."""
-
-    def __init__(self, clock: Callable[[], float]) -> None:
+class JobPoller:
+    def __init__(self, reader: QueueReader, *, clock: Callable[[], float] = time.time) -> None:
+        self.reader = reader
+        self.tagged = TaggedJobs(reader)
         self._clock = clock
-        self._covered: frozenset[str] = frozenset()
-        self._fetched_at = float("-inf")
-        self._inflight: asyncio.Task[None] | None = None
-        self._inflight_keys: frozenset[str] = frozenset()
-        self.queries = 0
-
-    def _fresh(self, key: str, max_age: float) -> bool:
-        return self._clock() - self._fetched_at <= max_age and key in self._covered
-
-    def _next_keys(self) -> frozenset[str]:
-        raise NotImplementedError
-
-    async def _fetch(self, keys: frozenset[str]) -> None:
-        raise NotImplementedError
-
-    async def _refresh(self, key: str) -> None:
-        # Join a query already under way; start one only if none covers this key.
-        while self._inflight is not None and not self._inflight.done():
-            covering = key in self._inflight_keys
-            await asyncio.shield(self._inflight)
-            if covering or key in self._covered:
-                return
-        keys = self._next_keys()
-        task = asyncio.ensure_future(self._run(keys))
-        self._inflight, self._inflight_keys = task, keys
-        # Cleared by the task itself, so a cancelled waiter cannot leave a stale one behind.
-        task.add_done_callback(self._clear_inflight)
-        await asyncio.shield(task)
-
-    async def _run(self, keys: frozenset[str]) -> None:
-        self.queries += 1
-        await self._fetch(keys)
-        self._covered = keys
-        self._fetched_at = self._clock()
-
-    def _clear_inflight(self, task: asyncio.Task[None]) -> None:
-        if self._inflight is task:
-            self._inflight, self._inflight_keys = None, frozenset()
-        if not task.cancelled():
-            task.exception()  # mark retrieved: every waiter has already seen it
-
-
-class JobPoller(_SharedQuery):
-    def __init__(self, client: SlurmClient, *, clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__(clock)
-        self.tagged = TaggedJobs(client, clock=clock)
-        self._client = client
-        self._tracked: set[str] = set()
-        self._jobs: dict[str, JobInfo] = {}
+        # Each job asked about, with when it was first: a read from before then may predate the
+        # job's submission, so it does not say the job has ended.
+        self._since: dict[str, float] = {}
 
     def track(self, job_id: str) -> None:
-        self._tracked.add(job_id)
+        self._since.setdefault(job_id, self._clock())
 
     def untrack(self, job_id: str) -> None:
-        self._tracked.discard(job_id)
+        self._since.pop(job_id, None)
 
     @property
     def tracked(self) -> frozenset[str]:
-        return frozenset(self._tracked)
+        return frozenset(self._since)
+
+    @property
+    def queries(self) -> int:
+        return self.reader.queries
 
     async def job(self, job_id: str, *, max_age: float) -> JobInfo | None:
         """The job as of at most max_age seconds ago; None once Slurm no longer lists it.
@@ -92,48 +49,32 @@ class JobPoller(_SharedQuery):
         that as "the job has ended".
         """
         if not job_id:
-            return None  # no job: never part of the shared query, which it would fail
+            return None
         self.track(job_id)
-        if not self._fresh(job_id, max_age):
-            await self._refresh(job_id)
-        return self._jobs.get(job_id)
-
-    def _next_keys(self) -> frozenset[str]:
-        return frozenset(self._tracked)  # every tracked job, not only those asked for now
-
-    async def _fetch(self, keys: frozenset[str]) -> None:
-        self._jobs = await self._client.jobs(keys)
+        read = await self.reader.read(max_age=max_age, newer_than=self._since[job_id])
+        return read.jobs.get(job_id)
 
 
-class TaggedJobs(_SharedQuery):
-    """The live tagged jobs of the users asked about, in one squeue for every concurrent asker.
+class TaggedJobs:
+    """The live jobs of a user that carry one of the given tags, from the shared read.
 
     At the end of a course 300 stops at once each ran their own squeue for their server's tag,
     a third of the stop's Slurm commands, each waiting its turn behind the scancels
-    (bench/scale.py: a stop waited 40 s for it). Now the users whose look is due when a query
-    starts share it; one asked for meanwhile waits for it and then starts the next, with every
-    user asked for since.
+    (bench/scale.py: a stop waited 40 s for it). Now they share the one reader's squeue.
     """
 
-    def __init__(self, client: SlurmClient, *, clock: Callable[[], float] = time.monotonic):
-        super().__init__(clock)
-        self._client = client
-        self._waiting: set[str] = set()
-        self._jobs: list[JobInfo] = []
+    def __init__(self, reader: QueueReader) -> None:
+        self._reader = reader
 
-    async def of(self, user: str, *tags: str, max_age: float) -> list[JobInfo]:
+    async def of(
+        self, user: str, *tags: str, max_age: float, newer_than: float = 0.0
+    ) -> list[JobInfo]:
         """The user's live jobs carrying one of `tags`, as Slurm listed them at most max_age
-        seconds ago (or in a query already under way for the user when asked). Raises
+        seconds ago (or in a read under way), and not before `newer_than` (wall-clock). Raises
         SlurmUnavailable when the controller cannot be asked."""
-        if not self._fresh(user, max_age):
-            self._waiting.add(user)
-            await self._refresh(user)
-        return [job for job in self._jobs if job.user == user and job.comment in tags]
-
-    def _next_keys(self) -> frozenset[str]:
-        users = frozenset(self._waiting)
-        self._waiting -= users
-        return users
-
-    async def _fetch(self, keys: frozenset[str]) -> None:
-        self._jobs = await self._client.tagged(users=keys)
+        read = await self._reader.read(max_age=max_age, newer_than=newer_than)
+        return [
+            job
+            for job in read.jobs.values()
+            if job.user == user and job.comment in tags and job.described.alive
+        ]

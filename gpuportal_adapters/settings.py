@@ -25,6 +25,11 @@ class ClusterSettings(BaseSettings):
         "", description="Directory of the Slurm commands, e.g. /usr/bin; empty: on PATH."
     )
     slurm_timeout: float = Field(20.0, description="Seconds before a Slurm command is given up.")
+    queue_file: str = Field(
+        "",
+        description="The file in which the hub and the portal share their last squeue of every "
+        "job, so that one read serves both; empty: each reads for itself. The hub sets it.",
+    )
     session_venv: str = Field(
         "/opt/gpuportal/venv",
         description="The venv JupyterLab runs from on the nodes (it also runs the podman "

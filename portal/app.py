@@ -7,6 +7,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from importlib.metadata import version as package_version
+from pathlib import Path
 
 from fastapi import FastAPI, Request, status
 from fastapi.encoders import jsonable_encoder
@@ -14,6 +15,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, RedirectResponse, Response
 from fastapi.templating import Jinja2Templates
 
+from gpuportal_adapters.queue_reader import QueueReader
 from gpuportal_adapters.slurm import SlurmClient, SlurmUnavailable
 from gpuportal_core.resources import TEMPLATES_DIR
 from gpuportal_core.slurm_time import cluster_offset_minutes
@@ -117,8 +119,16 @@ def create_app(
     # GET /api/usage's answer per user, for USAGE_TTL_S (gpuportal_portal.routers.usage_api).
     app.state.recent_usage = {}
     app.state.output_folders = OutputFolders()
+    # The job states the hub reads too: one squeue of every job, shared through queue_file.
+    queue = QueueReader(
+        app.state.slurm, shared=Path(settings.queue_file) if settings.queue_file else None
+    )
     app.state.watcher = JobWatcher(
-        app.state.database, app.state.slurm, settings=settings, every=settings.job_look_seconds
+        app.state.database,
+        app.state.slurm,
+        settings=settings,
+        every=settings.job_look_seconds,
+        queue=queue,
     )
     # The portal's pages, then what they share with the hub's (the navigation).
     app.state.templates = Jinja2Templates(

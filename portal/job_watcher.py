@@ -1,6 +1,7 @@
-"""Job records kept in step with Slurm by one loop: each step one squeue of every job (those the
-portal tagged: notebook sessions, their Dask workers, batch jobs; and the users' own while they
-have a session), scontrol for those that ended, new sessions and own jobs recorded
+"""Job records kept in step with Slurm by one loop: each step one read of every job's state (the
+hub's reader's too: gpuportal_adapters.queue_reader) for the records of those the portal tagged
+(notebook sessions, their Dask workers, batch jobs) and of the users' own while they have a
+session, scontrol for those that ended, new sessions and own jobs recorded
 (gpuportal_portal.session_history), and every live record brought up to date.
 
 Routes only read the records. A route that has just changed a job (a cancel) asks for a step
@@ -14,12 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import anyio.to_thread
 from sqlalchemy import select
 
+from gpuportal_adapters.queue_reader import QueueReader
 from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_core.jobs import JobDetail, JobInfo, array_summary
 from gpuportal_core.slurm_time import time_limit_hms, time_or_blank
@@ -133,9 +136,15 @@ class JobWatcher:
         *,
         settings: PortalSettings,
         every: float,
+        queue: QueueReader | None = None,
     ) -> None:
         self._database = database
         self._slurm = slurm
+        # Every job's state, read with the hub (gpuportal_adapters.queue_reader).
+        self._queue = queue or QueueReader(slurm)
+        # A route's look_now asks for a read started after it asked; the loop's own steps take
+        # one at most half a step old (the hub's, if it read meanwhile).
+        self._fresh_after = 0.0
         self._settings = settings
         self._every = every
         self._lock = asyncio.Lock()
@@ -163,6 +172,7 @@ class JobWatcher:
     async def look_now(self, timeout: float | None = None) -> None:
         """Wait for a step that starts after this call: a route's answer after it changed a
         job. Without the loop running (a portal that watches nothing), the step runs here."""
+        self._fresh_after = time.time()
         if not self._running:
             await self.step()
             return
@@ -186,11 +196,12 @@ class JobWatcher:
 
     async def _step(self) -> int:
         try:
-            queue = await self._slurm.queue()
+            read = await self._queue.read(max_age=self._every / 2, newer_than=self._fresh_after)
         except (SlurmError, OSError) as error:
             # Slurm trouble is "unknown for now", never "gone": every record keeps its state.
             log.warning("Could not ask squeue about jobs: %s", error)
             return 0
+        queue = list(read.jobs.values())
         own = await anyio.to_thread.run_sync(self._own_jobs, queue)
         names = await self._slurm.job_names(job.job_id for job in own) if own else {}
         jobs = [job for job in queue if parse_tag(job.comment) is not None]

@@ -1,13 +1,15 @@
 """What the API takes and gives: each field checked where it comes in, named in errors.
 
-The profile schemas derive from the one spec (gpuportal_core.profiles.ProfileSpec); rules that
-need more than one field, or the cluster, live in gpuportal_portal.profile_rules.
+A profile's schemas derive from one spec (gpuportal_core.profiles.ProfileSpec), an
+environment's from EnvironmentSpec: Create adds the slug, Update makes each field optional,
+Public adds what the portal keeps. Rules that need more than one field, or the cluster, live in
+gpuportal_portal.profile_rules and gpuportal_core.environments.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 
@@ -31,31 +33,43 @@ class ProfileCreate(ProfileSpec):
     slug: Slug
 
 
-def _partial(spec: type[BaseModel]) -> type[BaseModel]:
-    """The spec with every field optional (None or left out: unchanged), and `version`."""
+class ProfileChanges(BaseModel):
+    """Changes to a profile: the fields given change, the others stay. `version` is the one the
+    editor saw (a newer one: 409)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int
+
+
+Changes = TypeVar("Changes", bound=BaseModel)
+
+
+def _partial(spec: type[BaseModel], base: type[Changes], name: str) -> type[Changes]:
+    """The spec's fields, each optional (None or left out: unchanged), on `base`, which
+    carries the version the editor saw."""
     fields: dict[str, Any] = {}
-    for name, field in spec.model_fields.items():
+    for field_name, field in spec.model_fields.items():
         kind: Any = field.annotation
         if field.metadata:
             kind = Annotated[(kind, *field.metadata)]
         words = Field(None, title=field.title, description=field.description)
-        fields[name] = (kind | None, words)
+        fields[field_name] = (kind | None, words)
     return create_model(
-        "ProfileUpdate",
-        __config__=ConfigDict(extra="forbid"),
-        __doc__="Changes to a profile; `version` is the one the editor saw (a newer one: 409).",
-        version=(int, ...),
+        name,
+        __base__=base,
+        __doc__=base.__doc__,
         **fields,
     )
 
 
+# Pydantic has no "every field optional" model that type checkers follow (pydantic#1673,
+# #3120: closed, "make it at run time"). Each Update is made from its spec, so a new field needs
+# nothing here; mypy sees its base, which is all the portal reads of it (version, model_dump).
 if TYPE_CHECKING:
-
-    class ProfileUpdate(BaseModel):
-        version: int
-
+    ProfileUpdate = ProfileChanges
 else:
-    ProfileUpdate = _partial(ProfileSpec)
+    ProfileUpdate = _partial(ProfileSpec, ProfileChanges, "ProfileUpdate")
 
 
 class ProfileOrder(BaseModel):
@@ -87,12 +101,12 @@ Modules = Annotated[list[str], Field(max_length=20)]
 ProfileSlugs = Annotated[list[Slug], Field(max_length=100)]
 
 
-class EnvironmentCreate(BaseModel):
-    """A software environment: a venv or conda prefix, modules to load, or a container image."""
+class EnvironmentSpec(BaseModel):
+    """A software environment: a venv or conda prefix, modules to load, or a container image.
+    The one list of its fields: Create, Update and Public derive from it."""
 
     model_config = ConfigDict(extra="forbid")
 
-    slug: Slug
     title: Title
     description: Description = ""
     kind: Literal["venv", "conda", "modules", "container"]
@@ -106,32 +120,30 @@ class EnvironmentCreate(BaseModel):
     enabled: bool = True
 
 
-class EnvironmentUpdate(BaseModel):
+class EnvironmentCreate(EnvironmentSpec):
+    """A new software environment: a venv or conda prefix, modules to load, or a container
+    image."""
+
+    slug: Slug
+
+
+class EnvironmentChanges(BaseModel):
+    """Changes to a software environment: the fields given change, the others stay. `version`
+    is the one the editor saw (a newer one: 409)."""
+
     model_config = ConfigDict(extra="forbid")
 
     version: int
-    title: Title | None = None
-    description: Description | None = None
-    kind: Literal["venv", "conda", "modules", "container"] | None = None
-    engine: Literal["apptainer", "podman"] | None = None
-    prefix: str | None = Field(None, max_length=250)
-    modules: Modules | None = None
-    image: str | None = Field(None, max_length=300)
-    profiles: ProfileSlugs | None = None
-    enabled: bool | None = None
 
 
-class EnvironmentPublic(BaseModel):
+if TYPE_CHECKING:
+    EnvironmentUpdate = EnvironmentChanges
+else:
+    EnvironmentUpdate = _partial(EnvironmentSpec, EnvironmentChanges, "EnvironmentUpdate")
+
+
+class EnvironmentPublic(EnvironmentSpec):
     slug: str
-    title: str
-    description: str
-    kind: str
-    engine: str
-    prefix: str
-    modules: list[str]
-    image: str
-    profiles: list[str]
-    enabled: bool
     position: int
     version: int
     updated_at: UtcDateTime

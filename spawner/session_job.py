@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
+from pathlib import Path
 from typing import Any
 
 from gpuportal_adapters.poller import JobPoller
+from gpuportal_adapters.queue_reader import QueueReader
 from gpuportal_adapters.slurm import SlurmClient, SlurmError, SlurmUnavailable
 from gpuportal_core.culling import CullLimits, GpuUse, Reason
 from gpuportal_core.jobs import JobInfo
@@ -126,9 +128,10 @@ class SessionJob(SessionJobSettings):
     def poller(self) -> JobPoller:
         # One poller per Slurm configuration, shared by every spawner of this hub.
         pollers = hub_state(self.user).pollers
-        key = (tuple(self.run_as), self.slurm_timeout, self.slurm_bin_dir)
+        key = (tuple(self.run_as), self.slurm_timeout, self.slurm_bin_dir, self.queue_file)
         if key not in pollers:
-            pollers[key] = JobPoller(self.slurm)
+            shared = Path(self.queue_file) if self.queue_file else None
+            pollers[key] = JobPoller(QueueReader(self.slurm, shared=shared))
         return pollers[key]
 
     async def _ask(self, max_age: float, job_id: str | None = None) -> Seen:
@@ -177,10 +180,12 @@ class SessionJob(SessionJobSettings):
 
     async def _own_jobs(self) -> list[JobInfo]:
         """The live jobs carrying this server's tag; a spawn-time error if Slurm is silent.
-        A squeue of its own, not the stops' shared one: a server started again right after its
-        stop must not see its cancelled job as still queued and take it over."""
+        A read started now, not one under way for the stops: a server started again right after
+        its stop must not see its cancelled job as still queued and take it over."""
         try:
-            return await self.slurm.tagged(self.tag, user=self.user.name)
+            return await self.poller.tagged.of(
+                self.user.name, self.tag, max_age=0.0, newer_than=time.time()
+            )
         except SlurmUnavailable as error:
             raise scheduler_silent(error) from None
 
@@ -270,7 +275,7 @@ class SessionJob(SessionJobSettings):
             # A spawn stopped before sbatch answered, or a hub that stopped before it saved the
             # job id: the tag finds the job if there is one.
             try:
-                jobs = await self.slurm.tagged(self.tag, user=self.user.name)
+                jobs = await self.poller.tagged.of(self.user.name, self.tag, max_age=0.0)
             except SlurmUnavailable:
                 return Seen(Event.SLURM_SILENT)
             if not jobs:

@@ -60,6 +60,13 @@ class SessionJobSettings(SlurmSpawner):
     )
     slurm_bin_dir = Unicode("", config=True, help="Directory of the Slurm commands, e.g. /usr/bin.")
     slurm_timeout = Float(20.0, config=True, help="Seconds before a Slurm command is given up.")
+    queue_file = Unicode(
+        "",
+        config=True,
+        help="The file in which the hub and the portal share their last squeue of every job "
+        "(gpuportal_adapters.queue_reader), e.g. /var/lib/gpuportal/hub/queue.json; empty: the "
+        "hub reads for itself.",
+    )
     capacity_ttl = Float(
         10.0,
         config=True,

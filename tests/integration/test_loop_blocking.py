@@ -136,3 +136,30 @@ def test_a_spawn_a_job_burst_and_the_spawn_page_block_no_loop(
         for e in ours
     )
     assert not ours, f"{len(ours)} blocked a loop:\n{said}"
+
+
+def test_the_hub_and_the_portal_read_job_states_from_one_shared_read(
+    watched_hub: tuple[Hub, Path],
+) -> None:
+    """Issue 56, item 3: one squeue of every job serves both processes (its file in the hub's
+    state, the account's alone), and the session's job is in it with its tag."""
+    hub, _ = watched_hub
+    erin = hub.login("erin")
+    body = {"user_options": {"profile": "gpu-1", "runtime": "00:30:00"}}
+    assert hub.api(erin, "POST", "/users/erin/server", json=body).status_code in (201, 202)
+    hub.wait_ready(erin, "erin")
+    try:
+        shared = hub.state / "queue.json"
+        read = json.loads(shared.read_text())
+        assert oct(shared.stat().st_mode & 0o777) == "0o600"
+        assert shared.stat().st_uid == hub.state.stat().st_uid
+        # The session's job, running (an earlier one of erin's, ended, may still be listed).
+        sessions = [
+            job
+            for job in read["jobs"]
+            if job["comment"].endswith(":erin:") and job["state"] == "RUNNING"
+        ]
+        assert [job["user"] for job in sessions] == ["erin"], read
+        assert time.time() - float(read["as_of"]) < 60
+    finally:
+        hub.stop_server(erin, "erin")

@@ -73,7 +73,9 @@ class FakePoller:
         self.job = fake.job
         self.untrack = fake.untrack
 
-    async def of(self, user: str, *tags: str, max_age: float) -> list[JobInfo]:
+    async def of(
+        self, user: str, *tags: str, max_age: float, newer_than: float = 0.0
+    ) -> list[JobInfo]:
         return await self.fake.tagged(*tags, user=user)
 
 

@@ -50,3 +50,21 @@ def test_every_field_of_the_spec_is_on_the_admin_form_with_its_default(
         assert (field.title or "") in page.text
     # The culling limits sit together under their legend.
     assert re.search(r"<legend[^>]*>Culling <span class=\"field-hint\">HH:MM:SS each", page.text)
+
+
+def test_the_environment_schemas_come_from_one_spec_too(
+    client: tuple[TestClient, HubIdentity],
+) -> None:
+    """Issue 56, item 5: an environment's Create, Update and Public derive from EnvironmentSpec,
+    so a field added there is in each, and in an update optional."""
+    from gpuportal_portal.schemas import EnvironmentSpec
+
+    spec = set(EnvironmentSpec.model_fields)
+    schemas = client[0].get("/services/portal/openapi.json").json()["components"]["schemas"]
+    fields = {name: set(schema["properties"]) for name, schema in schemas.items()}
+    assert fields["EnvironmentCreate"] == spec | {"slug"}
+    assert fields["EnvironmentUpdate"] == spec | {"version"}
+    assert schemas["EnvironmentUpdate"].get("required") == ["version"]
+    assert schemas["EnvironmentUpdate"]["additionalProperties"] is False
+    public = fields.get("EnvironmentPublic", fields.get("EnvironmentPublic-Output"))
+    assert public == spec | {"slug", "position", "version", "updated_at", "updated_by"}
