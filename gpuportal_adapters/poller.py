@@ -58,9 +58,8 @@ class JobPoller:
 class TaggedJobs:
     """The live jobs of a user that carry one of the given tags, from the shared read.
 
-    At the end of a course 300 stops at once each ran their own squeue for their server's tag,
-    a third of the stop's Slurm commands, each waiting its turn behind the scancels
-    (bench/scale.py: a stop waited 40 s for it). Now they share the one reader's squeue.
+    The stops under way at once (300 at the end of a course) share one squeue: one each, every
+    one waiting its turn behind the scancels, held a stop 40 s (bench/scale.py).
     """
 
     def __init__(self, reader: QueueReader) -> None:
