@@ -15,11 +15,11 @@ with the reason rather than nothing.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from gpuportal_adapters.whole_file import replace_whole
 
 FOLDER = Path(".cache") / "gpuportal" / "gpu-use"  # in the user's home
 KEEP_DAYS = 7
@@ -99,14 +99,7 @@ def write_summary(home: str | Path, job_id: str, summary: dict[str, Any]) -> Non
     alone."""
     path = summary_path(home, job_id)
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".gpu-use-")
-    try:
-        with os.fdopen(handle, "w") as out:
-            json.dump(summary, out)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    replace_whole(path, json.dumps(summary))
 
 
 def remove_old_summaries(home: str | Path, now: float, keep_days: int = KEEP_DAYS) -> int:

@@ -18,18 +18,16 @@ it first looked for a job, so a job submitted after a read is never taken for on
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import json
 import logging
-import os
-import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from gpuportal_adapters.whole_file import replace_whole
 from gpuportal_core.jobs import JobInfo
 
 log = logging.getLogger(__name__)
@@ -74,27 +72,23 @@ class QueueReader:
         floor = max(self._clock() - max_age, newer_than)
         if self._running_since is not None and self._running_since >= newer_than:
             floor = min(floor, self._running_since)  # the read under way will do
-        if self._taken_after(floor):
-            assert self._last is not None
-            return self._last
+        if (fresh := self._taken_after(floor)) is not None:
+            return fresh
         async with self._lock:  # one squeue at a time; those who waited take its read
-            if self._taken_after(floor):
-                assert self._last is not None
-                return self._last
+            if (fresh := self._taken_after(floor)) is not None:
+                return fresh
             if self._shared is not None:
                 theirs = await asyncio.to_thread(load, self._shared)
-                if theirs is not None and self._newer(theirs):
+                if theirs is not None and (self._last is None or theirs.as_of > self._last.as_of):
                     self._last = theirs
-                if self._taken_after(floor):
-                    assert self._last is not None
-                    return self._last
+                if (fresh := self._taken_after(floor)) is not None:
+                    return fresh
             return await self._run()
 
-    def _taken_after(self, floor: float) -> bool:
-        return self._last is not None and self._last.as_of >= floor
-
-    def _newer(self, read: QueueRead) -> bool:
-        return self._last is None or read.as_of > self._last.as_of
+    def _taken_after(self, floor: float) -> QueueRead | None:
+        """The last read, if it was started at or after `floor`."""
+        last = self._last
+        return last if last is not None and last.as_of >= floor else None
 
     async def _run(self) -> QueueRead:
         as_of = self._running_since = self._clock()
@@ -103,9 +97,8 @@ class QueueReader:
             jobs = await self._client.queue()
         finally:
             self._running_since = None
-        read = QueueRead(as_of, {job.job_id: job for job in jobs})
-        if self._newer(read):
-            self._last = read
+        # Started after any read this process took or loaded (both under the lock): the newest.
+        read = self._last = QueueRead(as_of, {job.job_id: job for job in jobs})
         if self._shared is not None:
             try:
                 await asyncio.to_thread(save, self._shared, read)
@@ -121,15 +114,7 @@ def save(path: Path, read: QueueRead) -> None:
     text = json.dumps(
         {"as_of": read.as_of, "jobs": [dataclasses.asdict(job) for job in read.jobs.values()]}
     )
-    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w") as out:
-            out.write(text)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+    replace_whole(path, text)
 
 
 def load(path: Path) -> QueueRead | None:

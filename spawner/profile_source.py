@@ -12,13 +12,14 @@ import asyncio
 import json
 import logging
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from gpuportal_adapters.token_calls import CallFailed, call
+from gpuportal_adapters.whole_file import replace_whole
 from gpuportal_core.environments import (
     EnvironmentSpecError,
     SoftwareEnvironment,
@@ -78,12 +79,8 @@ class ProfileSource:
         text = json.dumps(records)
         if text == self._saved:
             return  # the same answer as last time: a spawn burst would write it at each page
-        directory = os.path.dirname(self._cache_file) or "."
         try:
-            # Written whole, then renamed: a crash never leaves half a file to read back.
-            with tempfile.NamedTemporaryFile("w", dir=directory, delete=False) as out:
-                out.write(text)
-            os.replace(out.name, self._cache_file)
+            replace_whole(Path(self._cache_file), text)
             self._saved = text
         except OSError as error:
             log.warning("Could not keep the portal's profiles in %s: %s", self._cache_file, error)
