@@ -6,7 +6,7 @@ CODE = gpuportal_core gpuportal_adapters spawner portal gpuportal_session gpupor
 # cannot follow setuptools' editable finder, so it reads them through links of those names.
 IMPORT_NAMES = build/import-names
 
-.PHONY: demo stop test check docs lint typecheck status
+.PHONY: demo stop test check docs lint typecheck ansible-lint status
 
 demo:
 	@bash deploy/local/install.sh
@@ -57,9 +57,10 @@ test:
 # that neither build (the docs, a wheel) nor start processes (marked `builds`: make test runs
 # them). Installs first where nothing is installed yet.
 check:
-	@[ -x $(VENV)/bin/pytest ] || bash deploy/local/install.sh --test
+	@[ -x $(VENV)/bin/pytest ] && [ -x $(ANSIBLE_VENV)/bin/ansible-lint ] || bash deploy/local/install.sh --test
 	@$(VENV)/bin/ruff check $(CODE) && $(VENV)/bin/ruff format --check $(CODE)
 	@$(MAKE) --no-print-directory typecheck
+	@$(MAKE) --no-print-directory ansible-lint
 	@$(VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not builds" -o addopts="--durations=5" \
 		tests/unit $(PYTEST_ARGS)
 
@@ -68,6 +69,11 @@ check:
 docs:
 	@bash deploy/local/install.sh
 	@VENV=$(VENV) bash deploy/local/docs.sh
+
+# The Ansible collection (deploy/ansible), with its own tools (install.sh --test installs them).
+ANSIBLE_VENV ?= /opt/gpuportal/ansible
+ansible-lint:
+	@cd deploy/ansible && PATH=$(ANSIBLE_VENV)/bin:$$PATH $(ANSIBLE_VENV)/bin/ansible-lint -q
 
 typecheck:
 	@mkdir -p $(IMPORT_NAMES)

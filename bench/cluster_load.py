@@ -95,21 +95,24 @@ def _slurm_associations(users: list[str], change: str) -> None:
 
 
 @contextlib.contextmanager
-def bench_users(count: int) -> Iterator[list[str]]:
-    """bench001 ... benchNNN, in LDAP and Linux for the duration of the block."""
-    users = [f"bench{i:03d}" for i in range(1, count + 1)]
+def bench_users(
+    count: int, prefix: str = "bench", first_uid: int = FIRST_UID
+) -> Iterator[list[str]]:
+    """bench001 ... benchNNN (PREFIX001 ...), in LDAP, Linux and Slurm for the duration of the
+    block (tests/site takes site001 for its smoke, apart from the test lanes' users)."""
+    users = [f"{prefix}{i:03d}" for i in range(1, count + 1)]
     try:
         for index, user in enumerate(users):
             if subprocess.run(["id", user], capture_output=True).returncode != 0:
                 subprocess.run(
-                    ["useradd", "-m", "-u", str(FIRST_UID + index), "-g", "ds", user], check=True
+                    ["useradd", "-m", "-u", str(first_uid + index), "-g", "ds", user], check=True
                 )
             # 0700 and there, also after an interrupted run that left the user but not the home.
             subprocess.run(
                 ["install", "-d", "-o", user, "-g", "ds", "-m", "0700", f"/home/{user}"],
                 check=True,
             )
-        _ldap("ldapadd", "".join(_person(u, FIRST_UID + i) for i, u in enumerate(users)))
+        _ldap("ldapadd", "".join(_person(u, first_uid + i) for i, u in enumerate(users)))
         _ldap("ldapmodify", _members(users, "add"))
         _slurm_associations(users, "add")
         yield users

@@ -149,6 +149,16 @@ def probe_verdicts(
             )
         else:
             checks.append(passed(f"name of {node}", "resolves alike on the hub and the node"))
+        if seen.get("srun") is False:
+            # Slurm's node packages need not carry the client commands (Debian's slurmd does not).
+            checks.append(
+                warned(
+                    f"srun on {node}",
+                    f"{node} has no srun: jobs of more than one node, and srun or sbatch in a "
+                    "session's terminal, fail there",
+                    "install the Slurm client commands on the nodes (Debian: slurm-client)",
+                )
+            )
         checks.append(_session_environment(node, seen, hub_version))
     if not answers:
         checks.append(

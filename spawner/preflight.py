@@ -38,11 +38,12 @@ from gpuportal_spawner.preflight_sso import check_sso
 
 TIMEOUT = 30
 # What each probed node runs (its system python3): the hub's API called back, its own
-# addresses, and the session environment's versions, as one JSON line.
+# addresses, whether it has srun, and the session environment's versions, as one JSON line.
 PROBE = r"""
-import json, os, socket, subprocess, sys
+import json, os, shutil, socket, subprocess, sys
 hub, port, python = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 seen = {"node": os.environ.get("SLURMD_NODENAME", socket.gethostname())}
+seen["srun"] = shutil.which("srun") is not None
 try:
     socket.create_connection((hub, port), timeout=5).close()
 except OSError as error:

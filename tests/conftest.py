@@ -16,6 +16,10 @@ collect_ignore = [] if os.environ.get("PORTAL_COMPOSE_TEST") == "1" else ["compo
 # in that machine, against its demo, never with the lanes.
 if os.environ.get("PORTAL_FRESH_SMOKE") != "1":
     collect_ignore.append("fresh")
+# The Ansible role on roots that stand in for a site's hosts (tests/site): run by tests/site.sh
+# beside the lanes, never with them.
+if os.environ.get("PORTAL_SITE_TEST") != "1":
+    collect_ignore.append("site")
 
 LANES = ("first", "second")
 

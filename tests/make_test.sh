@@ -2,19 +2,20 @@
 # `make test`, part by part, each part's time printed at the end:
 #   1. install.sh --test, the docs site, the cluster, HTTPS, PostgreSQL (this machine: Debian
 #      12, Slurm 22.05)
-#   2. ruff and mypy
+#   2. ruff, mypy and ansible-lint
 #   3. every test in two lanes (tests/lanes.sh); beside them, in the background: the fresh-machine
 #      lane on a Debian 13 root made from nothing (tests/fresh.sh: `make demo` as the README
 #      says, a user's smoke, `make stop`), then install.sh --test there (tests/debian13.sh
 #      prepare), at the lowest priority; then, side by side, the same fresh lane on a Debian 12
-#      root, and the Slurm-facing integration tests on Debian 13 / Slurm 24.11 in the Debian 13
-#      root (tests/debian13.sh test, two lanes). The roots' processes are apart from this
-#      machine's, and the lanes look for a user's processes in their own pid namespace only
-#      (tests/own_processes.py). Their output follows the Debian 12 lanes'.
+#      root followed by the Ansible role on three Debian 12 roots that stand in for a site's
+#      hosts (tests/site), and the Slurm-facing integration tests on Debian 13 / Slurm 24.11 in
+#      the Debian 13 root (tests/debian13.sh test, two lanes). The roots' processes are apart
+#      from this machine's, and the lanes look for a user's processes in their own pid
+#      namespace only (tests/own_processes.py). Their output follows the Debian 12 lanes'.
 #   4. docker-compose.yml with podman (tests/compose)
 # PORTAL_DEBIAN13=0 leaves out the Debian 13 part (and it is left out where this machine is
-# Debian 13 itself); PORTAL_FRESH=0 the fresh Debian 12. Fails if any part failed; every part
-# runs anyway.
+# Debian 13 itself); PORTAL_FRESH=0 the fresh Debian 12; PORTAL_SITE=0 the Ansible role's. Fails
+# if any part failed; every part runs anyway.
 #   VENV=... CODE="..." tests/make_test.sh [PYTEST ARGS...]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -54,7 +55,7 @@ setup() { bash deploy/local/install.sh --test && VENV=$VENV bash deploy/local/do
 # shellcheck disable=SC2086  # CODE is a list of folders
 lint() {
     "$VENV/bin/ruff" check $CODE && "$VENV/bin/ruff" format --check $CODE &&
-        make --no-print-directory typecheck
+        make --no-print-directory typecheck && make --no-print-directory ansible-lint
 }
 
 began=$(date +%s)
@@ -62,7 +63,7 @@ began=$(date +%s)
 # in a Debian 13 machine or root).
 part "Debian ${VERSION_ID:-?}: install, docs, cluster, HTTPS, PostgreSQL" setup || summary
 SLURM=$(dpkg-query -W -f='${Version}' slurm-wlm 2>/dev/null | cut -d. -f1,2)
-part "ruff and mypy" lint
+part "ruff, mypy and ansible-lint" lint
 # Beside the Debian 12 lanes, in the background (their output after the lanes'): the fresh
 # machines (tests/fresh.sh: `make demo` as the README says, on a Debian 12 and a Debian 13 made
 # from nothing, a user's smoke, `make stop`) and the Slurm-facing tests on Debian 13 in the fresh
@@ -88,12 +89,25 @@ step() {
 # started two minutes late.
 low() { nice -n 19 ionice -c 3 "$@"; }
 fresh12() { step fresh12 low bash tests/fresh.sh 12 >"$BESIDE/fresh12.log" 2>&1; }
+# The Ansible role on three roots from nothing that stand in for a site's hosts, against this
+# machine's cluster (tests/site): its two runs and a user's smoke. PORTAL_SITE=0 leaves it out.
+SITE=${PORTAL_SITE:-1}
+site() {
+    step site low env PORTAL_SITE_TEST=1 "$VENV/bin/python" -m pytest -s -q -p no:cacheprovider \
+        tests/site >"$BESIDE/site.log" 2>&1
+}
+# One after the other: each builds roots and installs in them, at the lowest priority.
+debian12_roots() {
+    [ "${VERSION_ID:-}" = 12 ] || return 0
+    if [ "$FRESH" = 1 ]; then fresh12; fi
+    if [ "$SITE" = 1 ]; then site; fi
+}
 (
     if [ "$DEBIAN13" = 1 ] && step prepare low bash tests/debian13.sh prepare; then
-        [ "$FRESH" = 1 ] && fresh12 &
+        debian12_roots &
         step test bash tests/debian13.sh test
     else
-        [ "$FRESH" = 1 ] && [ "${VERSION_ID:-}" = 12 ] && fresh12 &
+        debian12_roots &
     fi
     wait
 ) >"$BESIDE/tests.log" 2>&1 &
@@ -113,10 +127,12 @@ tail -n +1 --pid="$beside" -f "$BESIDE/tests.log"
 wait "$beside"
 rc=$?
 [ -f "$BESIDE/fresh12.log" ] && cat "$BESIDE/fresh12.log"
+[ -f "$BESIDE/site.log" ] && cat "$BESIDE/site.log"
 declare -A names=(
     [prepare]="Debian 13 from nothing: make demo (README), a user's smoke, make stop; install.sh --test (beside the lanes)"
     [fresh12]="Debian 12 from nothing: make demo (README), a user's smoke, make stop (beside the lanes)"
-    [test]="Debian 13 / Slurm 24.11: the Slurm-facing tests, two lanes (beside the Debian 12 lanes)")
+    [test]="Debian 13 / Slurm 24.11: the Slurm-facing tests, two lanes (beside the Debian 12 lanes)"
+    [site]="The Ansible role on a site's hosts from nothing: its run, a second (changed=0), a user's smoke (beside the lanes)")
 said=0
 while read -r name seconds step_rc; do
     record "${names[$name]}" "$seconds" "$step_rc"
@@ -125,7 +141,8 @@ done < <(cat "$BESIDE/steps" 2>/dev/null)
 # Each fresh `make demo`'s own time, as its lane printed it.
 while read -r line; do
     times+=("$(printf '%6s    %s' "" "$line")")
-done < <(cat "$BESIDE/tests.log" "$BESIDE/fresh12.log" 2>/dev/null | grep -E '^\[fresh1[23]\] make demo ')
+done < <(cat "$BESIDE/tests.log" "$BESIDE/fresh12.log" "$BESIDE/site.log" 2>/dev/null |
+    grep -E '^\[fresh1[23]\] make demo |^\[site\] ')
 # Ended without saying why (killed): its exit status still fails make test.
 [ "$rc" = 0 ] || [ "$said" = 1 ] || record "beside the lanes: ended early" 0 "$rc"
 record "make test in all" $(($(date +%s) - began)) 0

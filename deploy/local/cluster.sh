@@ -341,10 +341,15 @@ start_slurmctld() {
     add_associations
     if alive "$STATE/run/slurmctld.pid"; then
         say "slurmctld already running"
-        # A slurm.conf rewritten since it started (an update of this repository): Slurm reads
-        # it again without a restart, so make demo/test twice picks the new settings up.
+        # A slurm.conf rewritten since it started (an update of this repository), so that make
+        # demo/test twice picks the new settings up: restarted (the jobs are kept in its state),
+        # since some settings refuse a reconfigure (a changed MaxNodeCount stops slurmctld:
+        # "must be restarted"), then the nodes told to read it again.
         if [ /etc/slurm/slurm.conf -nt "$STATE/run/slurmctld.pid" ]; then
-            scontrol reconfigure && touch "$STATE/run/slurmctld.pid" && say "slurmctld reconfigured"
+            stop_pidfile "$STATE/run/slurmctld.pid" slurmctld
+            slurmctld  # on the controller's host, where this part runs
+            for _ in $(seq 100); do scontrol ping 2>/dev/null | grep -q ' is UP' && break; sleep 0.2; done
+            scontrol reconfigure && say "slurmctld restarted with the new slurm.conf"
         fi
     else
         slurmctld

@@ -68,6 +68,9 @@ SSO_PACKAGES=(lemonldap-ng-fastcgi-server liblemonldap-ng-portal-perl liblemonld
 # libnss3-tools: certutil, which puts the demo CA in the tests' Chromium store (https.sh trust).
 # nginx: the HTTPS front a site may put before the hub (tests/integration/security/test_nginx_front.py).
 [ "$WITH_TESTS" = 1 ] && packages+=(chromium postgresql docker-compose libnss3-tools nginx)
+# The roots that stand in for a site's hosts (deploy/local/site_root.sh, tests/site): made by
+# debootstrap, their uplink slirp4netns, reached by ssh.
+[ "$WITH_TESTS" = 1 ] && packages+=(debootstrap slirp4netns openssh-client)
 installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
 apt_updated=0
 apt_install() {  # apt_install PACKAGE...: install them (their recommendations left out)
@@ -213,6 +216,17 @@ fi
 # demo's session image, on Debian 12, where they were set up and run.
 if [ "$IMAGE" = 0 ] && [ "$VERSION_ID" = 12 ]; then
     bash "$HERE/podman.sh" session-image
+fi
+# Ansible, for the collection deploy/ansible (its lint, tests/site's runs), in a venv of its own.
+if [ "$WITH_TESTS" = 1 ]; then
+    ANSIBLE_VENV=${PORTAL_ANSIBLE_VENV:-/opt/gpuportal/ansible}
+    want_ansible=$(sha256sum "$REPO/deploy/ansible/requirements.txt" | cut -c1-16)
+    if [ "$(cat "$ANSIBLE_VENV/.portal-installed" 2>/dev/null)" != "$want_ansible" ]; then
+        say "Ansible at $ANSIBLE_VENV (deploy/ansible/requirements.txt)"
+        [ -x "$ANSIBLE_VENV/bin/pip" ] || /usr/bin/python3 -m venv "$ANSIBLE_VENV"
+        "$ANSIBLE_VENV/bin/pip" install -q -r "$REPO/deploy/ansible/requirements.txt"
+        echo "$want_ansible" >"$ANSIBLE_VENV/.portal-installed"
+    fi
 fi
 # The dashboard's schema check (tests/unit/test_grafana_dashboard.py) needs Grafana's types from
 # npm: fetched here, where the install has the network (a Debian 13 root's tests have none).

@@ -34,20 +34,10 @@ GENERATED = Path(__file__).resolve().parents[1] / "reference" / "generated"
 
 def settings_rows() -> list[tuple[str, str, str, str]]:
     """(variable, read by, default, description) of every PORTAL_* setting, in the models'
-    order: the hub's first, then the portal's own."""
-    from gpuportal_adapters.settings import HubSettings
-    from gpuportal_portal.settings import PortalSettings
+    order (gpuportal_spawner.settings_table, which the Ansible role's defaults come from too)."""
+    from gpuportal_spawner.settings_table import settings
 
-    readers = {"hub": HubSettings, "portal": PortalSettings}
-    rows: dict[str, tuple[str, str, str, str]] = {}
-    for model in readers.values():
-        for name, field in model.model_fields.items():
-            if field.validation_alias is not None or name in rows:
-                continue  # JUPYTERHUB_* ones are the hub's to set for its services
-            read_by = " and ".join(r for r, m in readers.items() if name in m.model_fields)
-            default = _shown(field.default)
-            rows[name] = (f"PORTAL_{name.upper()}", read_by, default, field.description or "")
-    return list(rows.values())
+    return [(s.variable, s.read_by, _shown(s.default), s.description) for s in settings()]
 
 
 def _shown(default: Any) -> str:

@@ -10,45 +10,29 @@ table (not its Slurm, directory or network)."""
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 import pytest
-import requests
 
-from tests.hubproc import wait_for
-from tests.integration.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.smoke import (
+    api_session,
+    chromium_page,
+    start_one_gpu_session,
+    timed,
+    two_nodes_then_stop,
+)
 from tests.sso import sign_in_in_browser
 
 HUB = "https://127.0.0.1:8000"  # the README's URL
 USER = "dave"
-JOBS = f"{HUB}/services/portal/api/jobs"
-TIMES: dict[str, float] = {}
-
-
-@contextmanager
-def step(name: str) -> Iterator[None]:
-    started = time.monotonic()
-    yield
-    TIMES[name] = time.monotonic() - started
-    print(f"[smoke] {name}: {TIMES[name]:.1f} s", flush=True)
+step = timed("smoke")  # tests/fresh.sh prints these lines
 
 
 @pytest.fixture(scope="module")
 def page() -> Iterator[Any]:
-    assert shutil.which(CHROMIUM), "tests/fresh.sh installs chromium for the smoke"
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_context(viewport={"width": 1280, "height": 800}).new_page()
-        page.set_default_timeout(60_000)
+    with chromium_page() as page:
         yield page
-        browser.close()
 
 
 def test_sign_in_a_session_a_two_node_job_and_stop(page: Any) -> None:
@@ -59,59 +43,5 @@ def test_sign_in_a_session_a_two_node_job_and_stop(page: Any) -> None:
     assert "/hub/spawn" in page.url or "/hub/home" in page.url, page.url
 
     with step("Start with 1 GPU to JupyterLab's file browser"):
-        page.goto(f"{HUB}/hub/spawn")
-        page.check("input[name=profile][value=gpu-1]")
-        page.click("#spawn_form button[type=submit]")
-        page.wait_for_url(f"**/user/{USER}/lab**", timeout=180_000)
-        page.wait_for_selector(".jp-LabShell")
-        listing = page.locator(".jp-DirListing-content .jp-DirListing-item", has_text="templates")
-        listing.first.wait_for()
-
-    # A token for the REST API, made with the hub session the browser has (as the token page does).
-    # The hub's _xsrf cookie, not the one JupyterLab set for /user/dave/.
-    cookies = page.context.cookies()
-    xsrf = next(
-        c["value"] for c in cookies if c["name"] == "_xsrf" and c["path"].startswith("/hub")
-    )
-    made = page.request.post(
-        f"{HUB}/hub/api/users/{USER}/tokens",
-        headers={"X-XSRFToken": xsrf},
-        data={"note": "fresh-machine smoke", "expires_in": 3600},
-    )
-    assert made.status == 201, made.text()
-    api = requests.Session()
-    api.headers["Authorization"] = f"token {made.json()['token']}"
-
-    with step("a 2-node job, submitted to its end"):
-        body = {
-            "name": "fresh-two-nodes",
-            "nodes": 2,
-            "gpus_per_node": 1,
-            "runtime": "00:05:00",
-            "launcher": "srun",
-            "command": "printenv SLURMD_NODENAME",
-        }
-        submitted = api.post(JOBS, json=body, timeout=60)
-        assert submitted.status_code == 201, submitted.text
-        job = submitted.json()["id"]
-
-        def ended() -> dict[str, Any] | None:
-            detail: dict[str, Any] = api.get(f"{JOBS}/{job}", timeout=60).json()
-            return detail if detail["state"] in {"COMPLETED", "FAILED", "CANCELLED"} else None
-
-        detail = wait_for(ended, 300, "the 2-node job", step=2)
-    assert isinstance(detail, dict) and detail["state"] == "COMPLETED", detail
-    assert sorted(detail["output_tail"]) == ["gpu01", "gpu02"], detail["output_tail"]
-
-    with step("Stop ends the session's job"):
-        stopped = api.delete(f"{HUB}/hub/api/users/{USER}/server", timeout=60)
-        assert stopped.status_code in (202, 204), stopped.text
-
-        def gone() -> bool:
-            server = api.get(f"{HUB}/hub/api/users/{USER}", timeout=60).json()["servers"]
-            states = subprocess.run(
-                ["squeue", "-h", "-u", USER, "-o", "%T"], capture_output=True, text=True
-            ).stdout.split()
-            return not server and not set(states) & {"PENDING", "RUNNING", "COMPLETING"}
-
-        wait_for(gone, 120, f"{USER}'s server and its job to end", step=1)
+        start_one_gpu_session(page, HUB, USER)
+    two_nodes_then_stop(api_session(page, HUB, USER), HUB, USER, ["gpu01", "gpu02"], step)

@@ -88,6 +88,13 @@ def test_another_jupyterhub_or_no_jupyterlab_on_the_node_is_named() -> None:
     assert broken["session environment on gpu01"].outcome == Outcome.FAIL
 
 
+def test_a_node_without_srun_is_a_warning() -> None:
+    missing = verdicts(answer(srun=False))["srun on gpu01"]
+    assert missing.outcome == Outcome.WARN and "jobs of more than one node" in missing.detail
+    assert "slurm-client" in missing.fix
+    assert "srun on gpu01" not in verdicts(answer(srun=True))
+
+
 def test_no_node_to_probe_is_a_warning_not_a_pass() -> None:
     checks = probe_verdicts("gpu", {}, hub_address="h:1", hub_addresses={}, hub_version="6.1")
     assert [c.outcome for c in checks] == [Outcome.WARN]

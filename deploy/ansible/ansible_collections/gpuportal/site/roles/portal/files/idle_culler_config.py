@@ -1,0 +1,1 @@
+../../../../../../../idle_culler_config.py

@@ -1,0 +1,1 @@
+../../../../../../../jupyterhub_config.py
