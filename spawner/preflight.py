@@ -367,7 +367,22 @@ def check_certificates(settings: HubSettings) -> list[Check]:
             )
         else:
             checks.append(certificate_verdict("internal TLS", found[0], now, "hub certificate"))
-    if not settings.public_tls_cert:
+    if not settings.public_tls_cert and settings.tls_in_front:
+        # nginx (or another front) holds the site's certificate; the hub is on loopback.
+        checks.append(
+            passed(
+                "public certificate",
+                f"TLS ends in front of the hub, which listens on {settings.hub_bind} only",
+            )
+            if settings.hub_bind in ("127.0.0.1", "::1", "localhost")
+            else warned(
+                "public certificate",
+                f"TLS ends in front of the hub, but it also answers plain HTTP on "
+                f"{settings.hub_bind}",
+                "set PORTAL_HUB_BIND=127.0.0.1: browsers must reach it through the front only",
+            )
+        )
+    elif not settings.public_tls_cert:
         checks.append(
             warned(
                 "public certificate",

@@ -132,7 +132,7 @@ declare -A names=(
     [prepare]="Debian 13 from nothing: make demo (README), a user's smoke, make stop; install.sh --test (beside the lanes)"
     [fresh12]="Debian 12 from nothing: make demo (README), a user's smoke, make stop (beside the lanes)"
     [test]="Debian 13 / Slurm 24.11: the Slurm-facing tests, two lanes (beside the Debian 12 lanes)"
-    [site]="The Ansible role on a site's hosts from nothing: its run, a second (changed=0), a user's smoke (beside the lanes)")
+    [site]="The Ansible role on a site's hosts from nothing: its run, a second (changed=0), a user's smoke; an upgrade over an earlier release (beside the lanes)")
 said=0
 while read -r name seconds step_rc; do
     record "${names[$name]}" "$seconds" "$step_rc"

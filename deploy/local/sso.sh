@@ -29,8 +29,9 @@ ACCOUNT=gpuportal-sso
 URL=https://sso.example.org/
 CLIENT_ID=gpuportal-hub
 CA=$STATE/demo-ca/ca.pem
-# Where the hub may send users back to: the demo's hub and the tests' single sign-on hubs.
-HUB_URLS=${PORTAL_SSO_HUB_URLS:-https://127.0.0.1:8000 https://127.0.0.1:8250 https://127.0.0.1:8350 https://127.0.0.1:8450}
+# Where the hub may send users back to: the demo's hub, the tests' single sign-on hubs, and the
+# hub the Ansible role installs on the roots that stand in for a site's login host (tests/site).
+HUB_URLS=${PORTAL_SSO_HUB_URLS:-https://127.0.0.1:8000 https://127.0.0.1:8250 https://127.0.0.1:8350 https://127.0.0.1:8450 https://10.213.0.21:8000 https://10.213.0.21}
 
 say() { printf '[sso] %s\n' "$*"; }
 die() { printf '[sso] error: %s\n' "$*" >&2; exit 1; }
