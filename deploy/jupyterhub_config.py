@@ -174,6 +174,7 @@ if settings.login == "sso":
     c.ClusterOIDCAuthenticator.code_lock_seconds = settings.sso_code_lock_minutes * 60.0
     # PKCE (S256) on every sign-in; OAuthenticator's default, said here so that it stays on.
     c.ClusterOIDCAuthenticator.enable_pkce = True
+    c.ClusterOIDCAuthenticator.tls_in_front = settings.tls_in_front
 
 # -- GPU profiles, each a Slurm job ----------------------------------------------------
 # The spawn page's live capacity (free GPUs, when each profile starts): /hub/gpuportal/capacity;

@@ -32,10 +32,11 @@ from typing import Any
 from urllib.parse import urlencode
 
 from oauthenticator.generic import GenericOAuthenticator
+from oauthenticator.oauth2 import guess_callback_uri
 from tornado import web
 from tornado.httpclient import HTTPClientError
 from tornado.ioloop import PeriodicCallback
-from traitlets import Dict, Float, Integer, Unicode, default
+from traitlets import Bool, Dict, Float, Integer, Unicode, default
 
 from gpuportal_adapters.directory import DirectoryUnavailable, DirectoryUser, lookup_user
 from gpuportal_core.sbatch import USERNAME_RE
@@ -118,6 +119,14 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
     code_lock_seconds = Float(
         900.0, config=True, help="How long they count, and the lock lasts, in seconds, e.g. 900."
     )
+    tls_in_front = Bool(
+        False,
+        config=True,
+        help="TLS ends in front of the hub (nginx; PORTAL_TLS_IN_FRONT): the addresses the hub "
+        "gives the provider and the browser are https ones. Behind nginx and "
+        "configurable-http-proxy a request says http (the proxy's X-Forwarded-Proto comes last), "
+        "and the provider refused the http callback.",
+    )
     provider_timeout = Float(
         4.0,
         config=True,
@@ -128,6 +137,20 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
     @default("login_service")
     def _login_service_default(self) -> str:
         return "single sign-on"
+
+    def public_protocol(self, handler: Any) -> str:
+        """The scheme browsers reach the hub by: https behind a TLS front, else the request's."""
+        return "https" if self.tls_in_front else str(handler.request.protocol)
+
+    def get_callback_url(self, handler: Any = None) -> str:
+        """OAuthenticator's guess from the request, with the scheme browsers use."""
+        if self.oauth_callback_url or handler is None:
+            return str(super().get_callback_url(handler))
+        return str(
+            guess_callback_uri(
+                self.public_protocol(handler), handler.request.host, handler.hub.server.base_url
+            )
+        )
 
     @default("username_claim")
     def _username_claim_default(self) -> str:

@@ -70,7 +70,7 @@ class SSOLoginHandler(OAuthLoginHandler):
             expires_days=None,
             path=self.hub.base_url,
             httponly=True,
-            secure=self.request.protocol == "https",
+            secure=self.authenticator.public_protocol(self) == "https",
             samesite="Lax",  # sent on the provider's top-level redirect back
         )
         super().authorize_redirect(*args, extra_params={**extra_params, "nonce": nonce}, **kwargs)
@@ -119,7 +119,7 @@ class SSOCallbackHandler(OAuthCallbackHandler):
                 expires_days=1,
                 path=self.hub.base_url,
                 httponly=True,
-                secure=self.request.protocol == "https",
+                secure=self.authenticator.public_protocol(self) == "https",
                 samesite="Lax",
             )
         self.redirect(self.get_next_url(user))
@@ -140,7 +140,7 @@ class SSOLogoutHandler(OAuthLogoutHandler):
     async def render_logout_page(self) -> None:
         id_token = (self.get_secure_cookie(ID_TOKEN_COOKIE) or b"").decode()
         self.clear_cookie(ID_TOKEN_COOKIE, path=self.hub.base_url)
-        back = f"{self.request.protocol}://{self.request.host}" + url_path_join(
+        back = f"{self.authenticator.public_protocol(self)}://{self.request.host}" + url_path_join(
             self.hub.base_url, SIGNED_OUT_PATH
         )
         end_session = await self.authenticator.end_session_redirect(id_token, back)

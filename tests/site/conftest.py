@@ -136,20 +136,20 @@ def site(user: str, request: pytest.FixtureRequest) -> Iterator[None]:
     # The site's shared /home (its NFS), empty as a new site's.
     shutil.rmtree(STATE / "site" / "home", ignore_errors=True)
     failed_before = request.session.testsfailed
-    with step("three Debian 12 roots from nothing, booted with systemd (debootstrap)"):
-        made = [
-            subprocess.Popen(
-                ["bash", str(SITE_ROOT), host, "new"],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                text=True,
-            )
-            for host in HOSTS
-        ]
-        for host, process in zip(HOSTS, made, strict=True):
-            output, _ = process.communicate(timeout=900)
-            assert process.returncode == 0, f"site_root.sh {host} new:\n{output}"
     try:
+        with step("three Debian 12 roots from nothing, booted with systemd (debootstrap)"):
+            made = [
+                subprocess.Popen(
+                    ["bash", str(SITE_ROOT), host, "new"],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.STDOUT,
+                    text=True,
+                )
+                for host in HOSTS
+            ]
+            for host, process in zip(HOSTS, made, strict=True):
+                output, _ = process.communicate(timeout=900)
+                assert process.returncode == 0, f"site_root.sh {host} new:\n{output}"
         with step("joined to the cluster as a site's hosts are (munge, Slurm, its users)"):
             for host in HOSTS:
                 site_root(host, "join", user)

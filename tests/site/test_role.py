@@ -115,7 +115,7 @@ def test_a_directory_it_cannot_verify_is_refused_with_words(site: None, tmp_path
     )  # fmt: skip
     with step("a run with a directory CA that does not verify it"):
         output = playbook("wrong-ca.log", NGINX, f"portal_ldap_ca_src={other}", succeeds=False)
-    refused = re.search(r"FAIL +LDAP: ([^\n']*)", output)
+    refused = re.search(r"FAIL +LDAP: (.*)", output)
     assert refused, output[-4000:]
     assert "PORTAL_LDAP_CA_FILE" in output, output[-4000:]
-    print(f"[site] refused: LDAP: {refused.group(1)}")
+    print(f"[site] refused: LDAP: {refused.group(1)[:160]}")

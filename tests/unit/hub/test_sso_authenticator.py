@@ -4,6 +4,7 @@ the directory is a stand-in here; tests/integration/test_sso_login.py runs the r
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -116,3 +117,20 @@ async def test_codes_refused_at_the_provider_lock_the_users_sign_in_at_the_hub(
     assert "for 15 more minutes" in refused.value.log_message
     made._in_directory = answering(user("alice", "ds"))  # type: ignore[method-assign]
     assert (await made.update_auth_model(model("alice")))["name"] == "alice"
+
+
+# A handler's request as the hub sees it behind nginx and configurable-http-proxy: http, and
+# the host browsers use.
+PROXIED = SimpleNamespace(
+    request=SimpleNamespace(protocol="http", host="portal.example.org"),
+    hub=SimpleNamespace(server=SimpleNamespace(base_url="/hub/")),
+)
+
+
+def test_behind_a_tls_front_the_provider_is_given_the_https_callback() -> None:
+    """Seen: behind nginx the provider refused "Redirect URI http://.../hub/oauth_callback"."""
+    behind = authenticator(None, client_id="hub", tls_in_front=True)
+    assert behind.get_callback_url(PROXIED) == "https://portal.example.org/hub/oauth_callback"
+    assert behind.public_protocol(PROXIED) == "https"
+    direct = authenticator(None, client_id="hub")
+    assert direct.get_callback_url(PROXIED) == "http://portal.example.org/hub/oauth_callback"
