@@ -6,7 +6,6 @@ server and its job are gone; each step timed and printed."""
 from __future__ import annotations
 
 import shutil
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
@@ -15,7 +14,7 @@ from typing import Any
 import requests
 
 from tests.hubproc import wait_for
-from tests.integration.conftest import CHROMIUM, CHROMIUM_ARGS
+from tests.integration.conftest import CHROMIUM, CHROMIUM_ARGS, user_jobs
 
 Step = Callable[[str], AbstractContextManager[None]]
 
@@ -112,9 +111,7 @@ def stop_until_gone(api: requests.Session, hub: str, user: str) -> None:
 
     def gone() -> bool:
         servers = api.get(f"{hub}/hub/api/users/{user}", timeout=60).json()["servers"]
-        states = subprocess.run(
-            ["squeue", "-h", "-u", user, "-o", "%T"], capture_output=True, text=True, timeout=30
-        ).stdout.split()
+        states = user_jobs(user, "%T")
         return not servers and not set(states) & {"PENDING", "RUNNING", "COMPLETING"}
 
     wait_for(gone, 120, f"{user}'s server and its job to end", step=1)

@@ -28,8 +28,9 @@ from typing import Any
 import pytest
 
 from bench.cluster_load import bench_users, password_of
+from tests.integration.conftest import user_jobs
 from tests.smoke import chromium_page, timed
-from tests.sso import PERSISTENT_SESSIONS, PROVIDER, TOTP_KEYS, code
+from tests.sso import PERSISTENT_SESSIONS, PROVIDER, TOTP_KEYS, sign_in_in_browser
 
 REPO = Path(__file__).resolve().parents[2]
 SITE_ROOT = REPO / "deploy" / "local" / "site_root.sh"
@@ -175,21 +176,10 @@ def page() -> Iterator[Any]:
 
 
 def sign_in(page: Any, user: str, hub: str) -> None:
-    """Through the hub's button, the provider's password form and its TOTP form, back at the hub."""
-    page.goto(f"{hub}/hub/login")
-    page.click("text=Sign in with single sign-on")
-    page.wait_for_url(f"{PROVIDER}/**")
-    page.fill("input[name=user]", user)
-    page.fill("input[name=password]", password_of(user))
-    page.click("button[type=submit]")
-    page.wait_for_selector("input[name=code]")
-    page.fill("input[name=code]", code(user))
-    page.click("button[type=submit]")
+    """Single sign-on with the password and a TOTP code, back at the hub."""
+    sign_in_in_browser(page, hub, user, password=password_of(user))
     page.wait_for_url(f"{hub}/hub/**")
 
 
 def running_nodes(user: str) -> list[str]:
-    return subprocess.run(
-        ["squeue", "-h", "-u", user, "-t", "RUNNING", "-o", "%N"],
-        capture_output=True, text=True, timeout=30,
-    ).stdout.split()  # fmt: skip
+    return user_jobs(user, "%N", "--states=RUNNING")

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.integration.conftest import user_jobs
 from tests.site.conftest import (
     CA,
     HUB,
@@ -79,10 +80,7 @@ def test_an_upgrade_keeps_the_sessions_the_records_and_the_profiles(
     # The site in use: a session running, a job ended with its record, the profiles.
     sign_in(page, user, HUB)
     start_one_gpu_session(page, HUB, user)
-    [session_job] = subprocess.run(
-        ["squeue", "-h", "-u", user, "-t", "RUNNING", "-o", "%i"],
-        capture_output=True, text=True, timeout=30,
-    ).stdout.split()  # fmt: skip
+    [session_job] = user_jobs(user, "%i", "--states=RUNNING")
     api = api_session(page, HUB, user, verify=str(CA))
     job = two_node_job(api, HUB, "before-the-upgrade")
     assert job["state"] == "COMPLETED", job
@@ -105,9 +103,7 @@ def test_an_upgrade_keeps_the_sessions_the_records_and_the_profiles(
     assert recap(output)["site-login"]["failed"] == 0
 
     # What the site had is there.
-    assert running_nodes(user) and subprocess.run(
-        ["squeue", "-h", "-j", session_job, "-o", "%T"], capture_output=True, text=True
-    ).stdout.split() == ["RUNNING"]
+    assert f"{session_job}|RUNNING" in user_jobs(user)
     page.goto(f"{HUB}/user/{user}/lab")
     page.wait_for_selector(".jp-LabShell")
     server = api.get(f"{HUB}/hub/api/users/{user}", timeout=30).json()["servers"][""]
