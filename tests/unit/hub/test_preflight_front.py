@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpuportal_adapters.settings import HubSettings
 from gpuportal_core.preflight import Outcome
-from gpuportal_spawner.preflight import check_certificates
+from gpuportal_spawner.preflight_certificates import check_certificates
 
 
 def verdict(**settings: object) -> tuple[Outcome, str]:
