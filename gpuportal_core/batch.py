@@ -22,6 +22,7 @@ from gpuportal_core.environments import (
 )
 from gpuportal_core.gres import GPU_KIND_RE, gres_request
 from gpuportal_core.launchers import LAUNCHERS, Launcher, one_of
+from gpuportal_core.notebook_params import ParameterError, parse_parameters
 from gpuportal_core.profiles import SLURM_NAME_RE, ProfileError, check_sbatch_option
 from gpuportal_core.resources import TEMPLATES_DIR
 from gpuportal_core.sbatch import (
@@ -225,6 +226,10 @@ class BatchJob:
                 "gpu_type", "must be a GPU kind as gres.conf names it, e.g. a100 or 1g.10gb"
             )
         roots = self.allowed_roots
+        if self.launcher == "notebook":
+            self._check_notebook()
+        elif self.script.endswith(".ipynb"):
+            raise BatchJobError("script", "is a notebook: choose the notebook launcher to run it")
         if self.command:
             if self.script:
                 raise BatchJobError("command", "give a command or a script, not both")
@@ -270,6 +275,21 @@ class BatchJob:
         if not PATH_RE.fullmatch(self.modules_init):
             raise BatchJobError("modules_init", "is not a safe path")
 
+    def _check_notebook(self) -> None:
+        """A notebook job runs one notebook once, on one node, with name=value parameters."""
+        if self.command:
+            raise BatchJobError("command", "a notebook job runs a notebook: give it as the script")
+        if not self.script.endswith(".ipynb"):
+            raise BatchJobError("script", "must be a notebook (.ipynb) for the notebook launcher")
+        if self.nodes != 1:
+            raise BatchJobError("nodes", "a notebook runs on one node: ask for 1")
+        if self.array:
+            raise BatchJobError("array", "a notebook job runs once: leave it empty")
+        try:
+            parse_parameters(self.args)
+        except ParameterError as error:
+            raise BatchJobError("args", str(error)) from None
+
     @property
     def launcher_entry(self) -> Launcher:
         return LAUNCHERS[self.launcher]
@@ -294,8 +314,23 @@ class BatchJob:
         when the job has no environment, where there is no `python`)."""
         if self.command:
             return list(self.command)
+        if self.launcher == "notebook":
+            notebook = [self.notebook_python, "-m", "gpuportal_session.notebook_run", self.script]
+            return [*notebook, *self.args]
         base = ["python3", self.script] if self.script.endswith(".py") else [self.script]
         return [*base, *self.args]
+
+    @property
+    def notebook_python(self) -> str:
+        """The Python that runs a notebook job: a venv's, conda's or image's own (they carry
+        the session extras); else the nodes' session venv, as sessions use it (modules load on
+        top of it)."""
+        own = self.container is not None or (
+            self.environment is not None and self.environment.kind in ("venv", "conda")
+        )
+        if own or not self.session_venv:
+            return "python3"
+        return f"{self.session_venv}/bin/python"
 
 
 def _entry(job: BatchJob, program: str) -> str:

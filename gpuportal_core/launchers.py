@@ -82,6 +82,17 @@ LAUNCHERS: dict[str, Launcher] = {
             program="srun",
         ),
         Launcher(
+            name="notebook",
+            title="Notebook",
+            about="Runs a notebook (.ipynb) headless on one node, its cells in order with the "
+            "kernel it names; parameters (name=value) go into a cell after the one tagged "
+            "`parameters`. The executed notebook and its HTML go into a dated folder beside it "
+            "(NAME-runs/), written after every cell; a cell that raises fails the job.",
+            command_help="a notebook job takes no command: give the notebook as the script",
+            one_task_per_node=True,
+            program="srun",
+        ),
+        Launcher(
             name="srun",
             title="srun",
             about="srun runs it once per node, with all of the node's GPUs: hostname on 2 nodes "

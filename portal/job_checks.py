@@ -158,7 +158,8 @@ async def check_paths(
     checks = [(workdir_field, ["test", "-d", job.workdir, "-a", "-x", job.workdir])]
     if job.script:
         checks.append(("script", ["test", "-f", job.script, "-a", "-r", job.script]))
-        if not job.script.endswith(".py"):
+        # Run by itself, unless Python or the notebook runner reads it.
+        if not job.script.endswith((".py", ".ipynb")):
             checks.append(("script", ["test", "-x", job.script]))
     problems: list[Problem] = []
     for field, argv in checks:

@@ -79,18 +79,20 @@ BATCH_CASES = [(launcher, container) for launcher in LAUNCHERS for container in 
 
 
 def golden_batch_job(launcher: str, container: str = "", user: str = "alice") -> BatchJob:
+    # A notebook job runs one notebook on one node, its arguments name=value parameters.
+    notebook = launcher == "notebook"
     return BatchJob(
         user=user,
         name="train-resnet",
         launcher=launcher,
-        nodes=2,
+        nodes=1 if notebook else 2,
         gpus_per_node=2,
         cores_per_gpu=8,
         mem_per_gpu_gb=48,
         runtime=2 * 3600,
         partition="gpu",
-        script=f"/home/{user}/project/train.py",
-        args=("--epochs", "3", "--lr=0.1"),
+        script=f"/home/{user}/project/train.{'ipynb' if notebook else 'py'}",
+        args=("epochs=3", "lr=0.1") if notebook else ("--epochs", "3", "--lr=0.1"),
         workdir=f"/home/{user}/project",
         output=f"/home/{user}/.gpuportal-jobs/%x-%j.out",
         environment=None if container else ENVIRONMENTS["venv"],

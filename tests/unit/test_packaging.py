@@ -73,8 +73,8 @@ def test_the_wheel_installs_only_gpuportal_names(installed_wheel: Path) -> None:
 
 def _run_isolated(site: Path, code: str, tmp_path: Path, *, also: tuple[str, ...] = ()) -> str:
     """Python without site-packages (so not the editable checkout), the wheel's folder and
-    its base dependencies alone on its path (jinja2, python-hostlist, and pydantic for the
-    profile spec), with the packages named in `also` (of the extra under test), run away from
+    its base dependencies alone on its path (jinja2, python-hostlist, pydantic for the profile
+    spec and PyYAML for notebook jobs' parameters), with the packages named in `also` (of the extra under test), run away from
     the checkout."""
     import annotated_types
     import hostlist  # type: ignore[import-untyped]
@@ -84,6 +84,7 @@ def _run_isolated(site: Path, code: str, tmp_path: Path, *, also: tuple[str, ...
     import pydantic_core
     import typing_extensions
     import typing_inspection
+    import yaml
 
     deps = tmp_path / "deps"
     deps.mkdir()
@@ -94,6 +95,7 @@ def _run_isolated(site: Path, code: str, tmp_path: Path, *, also: tuple[str, ...
         pydantic_core,
         annotated_types,
         typing_inspection,
+        yaml,
     ):
         shutil.copytree(Path(str(package.__file__)).parent, deps / package.__name__)
     for module in (typing_extensions, hostlist):

@@ -49,7 +49,7 @@ def test_arguments_are_quoted_for_the_shell() -> None:
         (
             {"launcher": "pdsh"},
             "launcher",
-            "must be torchrun, deepspeed, horovod, mpi or srun",
+            "must be torchrun, deepspeed, horovod, mpi, notebook or srun",
         ),
         ({"script": "/home/bob/train.py"}, "script", "inside your own areas: /home/alice"),
         ({"script": "/home/alice/../bob/train.py"}, "script", "must not contain '..'"),
@@ -85,3 +85,43 @@ def test_project_areas_count_as_the_users_own() -> None:
 def test_a_job_of_one_kind_asks_slurm_for_that_kind() -> None:
     job = dataclasses.replace(golden_batch_job("torchrun"), gpu_type="h100")
     assert "#SBATCH --gres=gpu:h100:2\n" in render_batch_script(job)
+
+
+def _notebook_job(**change: object) -> object:
+    return dataclasses.replace(golden_batch_job("notebook"), **change)
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "words"),
+    [
+        ({"script": "/home/alice/project/train.py"}, "script", "must be a notebook (.ipynb)"),
+        ({"nodes": 2}, "nodes", "a notebook runs on one node"),
+        ({"array": "0-3"}, "array", "a notebook job runs once"),
+        ({"args": ("lr",)}, "args", "write it as name=value"),
+        ({"args": ("x=[1,",)}, "args", "is not a JSON or YAML value"),
+        ({"script": "", "command": ("hostname",)}, "command", "give it as the script"),
+    ],
+)
+def test_a_notebook_job_is_one_notebook_once_on_one_node(
+    change: dict[str, object], field: str, words: str
+) -> None:
+    with pytest.raises(BatchJobError, match=re.escape(words)) as caught:
+        _notebook_job(**change)
+    assert caught.value.field == field
+
+
+def test_a_notebook_given_to_another_launcher_says_which_to_choose() -> None:
+    with pytest.raises(BatchJobError, match="choose the notebook launcher") as caught:
+        dataclasses.replace(golden_batch_job("srun"), script="/home/alice/project/train.ipynb")
+    assert caught.value.field == "script"
+
+
+def test_a_notebook_runs_with_the_session_venvs_python_unless_its_environment_has_one() -> None:
+    own = render_batch_script(golden_batch_job("notebook"))  # a venv: its own python3
+    assert "srun --kill-on-bad-exit=1 python3 -m gpuportal_session.notebook_run " in own
+    bare = render_batch_script(_notebook_job(environment=None))
+    assert (
+        "srun --kill-on-bad-exit=1 /opt/gpuportal/venv/bin/python -m "
+        "gpuportal_session.notebook_run /home/alice/project/train.ipynb epochs=3 lr=0.1\n"
+    ) in bare
+    assert "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n" in bare
