@@ -67,7 +67,7 @@ def test_friendly_errors(hub: Hub, alice: str) -> None:
     # The launchers are the portal's registry: the command lists them and names none itself.
     launchers = run(hub, alice, "jobs", "launchers").output.splitlines()
     assert [line.split()[0] for line in launchers[1:]] == [
-        "torchrun", "deepspeed", "horovod", "mpi", "srun",
+        "torchrun", "deepspeed", "horovod", "mpi", "notebook", "srun",
     ]  # fmt: skip
     unknown = run(hub, alice, "jobs", "submit", "--launcher", "pdsh", "--command", "hostname")
     assert "launcher: Input should be 'torchrun', 'deepspeed'" in str(unknown.exception)
