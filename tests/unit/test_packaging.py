@@ -74,8 +74,8 @@ def test_the_wheel_installs_only_gpuportal_names(installed_wheel: Path) -> None:
 def _run_isolated(site: Path, code: str, tmp_path: Path, *, also: tuple[str, ...] = ()) -> str:
     """Python without site-packages (so not the editable checkout), the wheel's folder and
     its base dependencies alone on its path (jinja2, python-hostlist, pydantic for the profile
-    spec and PyYAML for notebook jobs' parameters), with the packages named in `also` (of the extra under test), run away from
-    the checkout."""
+    spec and PyYAML for notebook jobs' parameters), with the packages named in `also` (of the
+    extra under test), run away from the checkout."""
     import annotated_types
     import hostlist  # type: ignore[import-untyped]
     import jinja2
