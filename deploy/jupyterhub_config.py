@@ -20,21 +20,10 @@ from gpuportal_core.slurm_time import cluster_offset_minutes
 from gpuportal_portal.settings import passed_by_the_hub
 from gpuportal_session.lab_static import ENV as LAB_STATIC_ENV
 from gpuportal_session.lab_static import for_hub
-from gpuportal_spawner import admin_entry, request_log
-from gpuportal_spawner.board_sharing import BOARDS_PATH, BoardsHandler
-from gpuportal_spawner.capacity import CAPACITY_PATH, CapacityHandler
-from gpuportal_spawner.culling import (
-    CULL_CHECK_PATH,
-    GPU_ACTIVITY_PATH,
-    CullCheckHandler,
-    GpuActivityHandler,
-)
+from gpuportal_spawner import hub_routes, request_log
 from gpuportal_spawner.errors import RefusalsWithoutTraceback
 from gpuportal_spawner.hub_app import GpuPortalHub
-from gpuportal_spawner.last_session import LAST_SESSION_PATH, LastSessionHandler
 from gpuportal_spawner.named_sessions import kept_limit
-from gpuportal_spawner.notices import NOTICES_PATH, NoticesHandler
-from gpuportal_spawner.sessions import EXTEND_PATH, SESSIONS_PATH, ExtendHandler, SessionsHandler
 from gpuportal_spawner.unused_traits import refuse_unused
 
 c = get_config()  # noqa: F821  (provided by JupyterHub when it loads this file)
@@ -177,20 +166,8 @@ if settings.login == "sso":
     c.ClusterOIDCAuthenticator.tls_in_front = settings.tls_in_front
 
 # -- GPU profiles, each a Slurm job ----------------------------------------------------
-# The spawn page's live capacity (free GPUs, when each profile starts): /hub/gpuportal/capacity;
-# the home page's session cards and "extend": /hub/gpuportal/sessions and /hub/gpuportal/extend.
-c.JupyterHub.extra_handlers = [
-    (rf"/{CAPACITY_PATH}", CapacityHandler),
-    (rf"/{SESSIONS_PATH}", SessionsHandler),
-    (rf"/{EXTEND_PATH}", ExtendHandler),
-    (rf"/{BOARDS_PATH}", BoardsHandler),
-    (rf"/{GPU_ACTIVITY_PATH}", GpuActivityHandler),
-    (rf"/{CULL_CHECK_PATH}", CullCheckHandler),
-    # The cluster team's notices for every page (hub, portal, JupyterLab): from the portal.
-    (rf"/{NOTICES_PATH}", NoticesHandler),
-    # The home page's line on the last session's use, and a smaller ask that would have done.
-    (rf"/{LAST_SESSION_PATH}", LastSessionHandler),
-]
+# The hub's own endpoints, /hub/gpuportal/... (capacity, session cards, notices, notebook jobs).
+c.JupyterHub.extra_handlers = hub_routes.extra_handlers()
 # Several sessions per user: the default one plus this many named ones at a time.
 c.JupyterHub.allow_named_servers = True
 named_sessions = settings.named_sessions
@@ -404,26 +381,9 @@ c.JupyterHub.services.append(
 # Prometheus (deploy/local/prometheus.sh) scrapes the hub's /hub/metrics and the portal's
 # /services/portal/metrics with this service's token, which may read metrics and nothing else.
 c.JupyterHub.services.append({"name": "prometheus", "api_token": service_token("prometheus")})
-c.JupyterHub.load_roles = [
-    # Every user may open the portal (its pages decide what they may do there).
-    {"name": "user", "scopes": ["self", "access:services!service=portal"]},
-    {
-        "name": "prometheus",
-        "scopes": ["read:metrics", "access:services!service=portal"],
-        "services": ["prometheus"],
-    },
-    {
-        "name": "spawn-resumer",
-        "scopes": ["list:users", "read:users", "admin:server_state", "servers"],
-        "services": ["spawn-resumer"],
-    },
-    admin_entry.admin_role(c.ClusterDirectory.admin_ldap_groups),
-    {
-        "name": "idle-culler",
-        "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],
-        "services": ["idle-culler"],
-    },
-]
+# Who may do what: users, their sessions' tokens, admins, the services (hub_routes says each).
+c.JupyterHub.custom_scopes = hub_routes.CUSTOM_SCOPES
+c.JupyterHub.load_roles = hub_routes.roles(c.ClusterDirectory.admin_ldap_groups)
 
 # A batchspawner setting GpuSlurmSpawner does not read stops the hub here, saying what to set.
 refuse_unused(c)

@@ -41,11 +41,10 @@ def parse_parameter(text: str) -> tuple[str, Any]:
         )
     try:
         value = yaml.safe_load(raw) if raw.strip() else ""
-    except yaml.YAMLError as error:
-        where = getattr(error, "problem", None) or "it does not parse"
+    except yaml.YAMLError:
         raise ParameterError(
-            f"{name}: {raw!r} is not a JSON or YAML value ({where}); "
-            "quote a string that is meant as text"
+            f"{name}: {raw!r} is not a JSON or YAML value: check its brackets and quotes, or "
+            "quote it if it is meant as text"
         ) from None
     if not _literal(value):
         raise ParameterError(

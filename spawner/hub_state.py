@@ -39,6 +39,9 @@ class HubState:
     notice_boards: dict[str, NoticeBoard] = field(default_factory=dict)
     # Each user's last call, for the idle limit of hub logins (made on first use).
     idle_logins: IdleLogins | None = None
+    # By user name: the token the hub asks the portal with for their notebook jobs, and when
+    # it expires (time.monotonic()) (gpuportal_spawner.notebook_jobs).
+    notebook_job_tokens: dict[str, tuple[str, float]] = field(default_factory=dict)
     # By certificate store: the notebooks CA's certificate and key, which sign sessions'
     # certificates (gpuportal_spawner.session_tls).
     notebooks_ca: dict[str, tuple[Any, Any]] = field(default_factory=dict)

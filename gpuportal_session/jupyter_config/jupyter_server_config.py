@@ -38,6 +38,11 @@ shared = shared_prefix(os.environ, own_static_dir())
 if shared:
     c.LabApp.static_url_prefix = shared
 
+# JupyterLab's Notebook Jobs (Jupyter Scheduler) on Slurm: each job a batch job of the user,
+# submitted through the hub to the portal, not a child of this server that dies with it.
+c.SchedulerApp.scheduler_class = "gpuportal_session.notebook_scheduler.SlurmNotebookScheduler"
+c.SchedulerApp.environment_manager_class = "gpuportal_session.notebook_scheduler.PortalEnvironments"
+
 
 # The status bar's CPU and memory (jupyter-resource-usage): the job's processes (this server and
 # its kernels) against what Slurm gave the job, not against the node's.

@@ -65,6 +65,17 @@ def log_in(browser: Any, hub: Hub, user: str, password: str, **context_options: 
     return page
 
 
+def open_lab(
+    page: Any, hub: Hub, user: str, profile: str = "gpu-1", environment: str = "session"
+) -> None:
+    """Start a session from the spawn form, as a user does, and wait for JupyterLab."""
+    page.goto(f"{hub.url}/hub/spawn")
+    page.check(f"input[name=profile][value={profile}]")
+    page.check(f"input[name=environment][value={environment}]")
+    page.click("#spawn_form button[type=submit]")
+    page.wait_for_url(f"**/user/{user}/lab**")
+
+
 def test_admin_edits_show_on_the_next_spawn_page(
     hub: Hub, clean: None, seeded_profiles: None, browser: Any
 ) -> None:

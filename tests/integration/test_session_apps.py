@@ -25,7 +25,7 @@ from gpuportal_session import dask_setup
 from tests.hubproc import REPO
 from tests.integration.conftest import Hub, server_python, wait_for
 from tests.integration.test_environment_spawn import spawn
-from tests.integration.test_live_profiles import log_in
+from tests.integration.test_live_profiles import log_in, open_lab
 from tests.own_processes import ps_of
 
 pytestmark = pytest.mark.integration
@@ -67,11 +67,7 @@ def test_vscode_and_the_desktop_open_from_the_tiles_for_alice_only(
 ) -> None:
     page = log_in(browser, hub, "alice", "alice-demo", viewport={"width": 1400, "height": 900})
     page.set_default_timeout(120_000)
-    page.goto(f"{hub.url}/hub/spawn")
-    page.check("input[name=profile][value=gpu-1]")
-    page.check("input[name=environment][value=session]")
-    page.click("#spawn_form button[type=submit]")
-    page.wait_for_url("**/user/alice/lab**")
+    open_lab(page, hub, "alice")
     # A fresh layout, with the launcher (an earlier test's saved one may have none).
     page.goto(f"{hub.url}/user/alice/lab?reset")
     page.wait_for_selector(".jp-LauncherCard:has-text('VS Code')")

@@ -1,0 +1,368 @@
+"""Jupyter Scheduler on Slurm: JupyterLab's "Create a notebook job" runs the notebook as a Slurm
+batch job of the user, through the portal (its `notebook` launcher), not in this session's
+process.
+
+Jupyter Scheduler's own scheduler keeps its jobs in a SQLite file and runs each notebook in a
+child of the JupyterLab server, so a job dies with its session and its list with the file. Here
+every call goes to the portal's jobs API (through the hub: gpuportal_session.notebook_jobs_hub),
+so a job keeps running when the session ends, and the list is the portal's records of Slurm's
+states, right in any later session. The dialog's environments are the software environments
+this user is offered, and its compute types their resource profiles, each with what it gives.
+
+Set in the session's Jupyter config (jupyter_config/jupyter_server_config.d):
+SchedulerApp.scheduler_class and SchedulerApp.environment_manager_class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import glob
+import os
+from datetime import datetime
+from typing import Any
+
+from jupyter_scheduler.environments import EnvironmentManager
+from jupyter_scheduler.exceptions import SchedulerError
+from jupyter_scheduler.executors import ExecutionManager
+from jupyter_scheduler.models import (
+    CountJobsQuery,
+    CreateJob,
+    DescribeJob,
+    JobFeature,
+    JobFile,
+    ListJobsQuery,
+    ListJobsResponse,
+    RuntimeEnvironment,
+    Status,
+    UpdateJob,
+)
+from jupyter_scheduler.scheduler import BaseScheduler
+
+from gpuportal_core.states import Phase, job_state
+from gpuportal_session.notebook_jobs_hub import HubRefused, NotebookJobsHub
+
+# Jupyter Scheduler's ids have a dash (its routes' pattern); the portal's are numbers.
+ID_PREFIX = "portal-"
+# The environment a job gets when the user chooses none: the session venv's, as sessions.
+SESSION_DEFAULT = "session-default"
+FORMATS = {"ipynb": "Notebook", "html": "HTML"}
+# How often a removal waits a second for a cancelled job to end.
+REMOVE_TRIES = 15
+
+
+def job_id(record_id: int) -> str:
+    return f"{ID_PREFIX}{record_id}"
+
+
+def record_id(scheduler_id: str) -> int:
+    number = scheduler_id.removeprefix(ID_PREFIX)
+    if not number.isdigit():
+        raise SchedulerError(f"{scheduler_id} is not a notebook job of the portal")
+    return int(number)
+
+
+def compute_type(profile: dict[str, Any]) -> str:
+    """What the dialog's Compute type list shows: the profile and what it gives."""
+    return f"{profile['slug']} · {profile['summary']}"
+
+
+def profile_slug(compute: str | None) -> str:
+    return (compute or "").split(" ", 1)[0]
+
+
+def status_of(state: str) -> Status:
+    """Jupyter Scheduler's status for a Slurm state."""
+    meaning = job_state(state)
+    if state in ("COMPLETED",):
+        return Status.COMPLETED
+    if state == "CANCELLED":
+        return Status.STOPPED
+    if meaning.phase in (Phase.QUEUED, Phase.REQUEUED):
+        return Status.QUEUED
+    if meaning.phase in (Phase.RUNNING, Phase.SUSPENDED):
+        return Status.IN_PROGRESS
+    if meaning.phase is Phase.ENDING:
+        return Status.STOPPING if state == "COMPLETING" else Status.IN_PROGRESS
+    return Status.FAILED
+
+
+def _ms(iso: str | None) -> int | None:
+    return int(datetime.fromisoformat(iso).timestamp() * 1000) if iso else None
+
+
+def message_of(record: dict[str, Any]) -> str:
+    """Where the job stands, in the words of the portal's Jobs page."""
+    state = str(record.get("state") or "")
+    said = f"Slurm job {record.get('slurm_job_id') or '(not yet)'} {job_state(state).meaning}"
+    waiting = job_state(state).phase is Phase.QUEUED
+    if waiting and record.get("reason"):
+        said += f" ({record['reason']})"
+    if waiting and record.get("expected_start"):
+        said += f"; Slurm expects it to start at {record['expected_start'][:16].replace('T', ' ')}"
+    if record.get("exit_code") not in (None, 0):
+        said += f"; exit code {record['exit_code']}"
+    return said
+
+
+def outputs_folder(notebook: str, slurm_job_id: str) -> str | None:
+    """The run's folder beside the notebook (gpuportal_session.notebook_run names it)."""
+    if not slurm_job_id:
+        return None
+    stem = os.path.splitext(os.path.basename(notebook))[0]
+    found = glob.glob(
+        os.path.join(os.path.dirname(notebook), f"{stem}-runs", f"*_job{slurm_job_id}")
+    )
+    return found[0] if found else None
+
+
+def describe(record: dict[str, Any], root_dir: str) -> DescribeJob:
+    """A portal job record as Jupyter Scheduler's list and detail show it."""
+    request = record.get("request") or {}
+    notebook = str(request.get("script") or "")
+    name = os.path.basename(notebook)
+    parameters = dict(arg.split("=", 1) for arg in request.get("args") or [] if "=" in arg)
+    folder = outputs_folder(notebook, str(record.get("slurm_job_id") or ""))
+    files = []
+    for fmt, label in FORMATS.items():
+        path = os.path.join(folder, os.path.splitext(name)[0] + f".{fmt}") if folder else ""
+        exists = bool(path) and os.path.isfile(path)
+        files.append(
+            JobFile(
+                display_name=label,
+                file_format=fmt,
+                file_path=os.path.relpath(path, root_dir) if exists else None,
+            )
+        )
+    environment = request.get("environment") or request.get("container") or {}
+    submitted = _ms(record.get("submitted_at")) or 0
+    return DescribeJob(
+        job_id=job_id(int(record["id"])),
+        name=str(record.get("name") or ""),
+        input_filename=name,
+        runtime_environment_name=str(
+            environment.get("prefix") or environment.get("image") or "Session default"
+        ),
+        runtime_environment_parameters=None,
+        output_formats=list(FORMATS),
+        parameters=parameters or None,
+        compute_type=f"{request.get('gpus_per_node')} GPU {request.get('gpu_type') or ''}".strip(),
+        url=f"/jobs/{job_id(int(record['id']))}",
+        create_time=submitted,
+        update_time=submitted,
+        start_time=_ms(record.get("started_at")),
+        end_time=_ms(record.get("ended_at")),
+        status=status_of(str(record.get("state") or "")),
+        # The dialog shows it as an alert: said where there is something to say, a job waiting
+        # (why, and when it should start) or one that did not complete.
+        status_message=message_of(record)
+        if status_of(str(record.get("state") or ""))
+        in (Status.QUEUED, Status.FAILED, Status.STOPPED)
+        else None,
+        job_files=files,
+        # Written by the job in place, beside the notebook: nothing to download.
+        downloaded=True,
+    )
+
+
+class SlurmExecution(ExecutionManager):
+    """Only what the dialog asks of an execution manager: what it offers. The notebook runs in
+    the Slurm job (gpuportal_session.notebook_run), never here."""
+
+    def execute(self) -> None:  # pragma: no cover - the job runs it, not this process
+        raise SchedulerError("notebook jobs run in Slurm, not in the session")
+
+    # Jupyter Scheduler calls it as cls.supported_features(cls): a plain function, not a
+    # classmethod (which would take the class twice).
+    def supported_features(cls) -> dict[JobFeature, bool]:
+        return {
+            JobFeature.job_name: True,
+            JobFeature.parameters: True,
+            JobFeature.output_formats: False,  # always the notebook and its HTML
+            JobFeature.job_definition: False,
+            JobFeature.idempotency_token: True,
+            JobFeature.tags: False,
+            JobFeature.email_notifications: False,
+            JobFeature.timeout_seconds: False,
+            JobFeature.retry_on_timeout: False,
+            JobFeature.max_retries: False,
+            JobFeature.min_retry_interval_millis: False,
+            JobFeature.output_filename_template: False,
+            JobFeature.stop_job: True,
+            JobFeature.delete_job: True,
+        }
+
+
+class PortalEnvironments(EnvironmentManager):
+    """The session environments this user is offered, each with the profiles it goes with as
+    its compute types (from the hub: the spawn page's offer)."""
+
+    def __init__(self, hub: NotebookJobsHub | None = None) -> None:
+        self.hub = hub or NotebookJobsHub()
+        # The last listing's names and the slugs they stand for (the dialog sends a name).
+        self.slugs: dict[str, str] = {}
+
+    async def slug_of(self, name: str) -> str:
+        """The environment a name of the dialog's list stands for ("" for the session venv)."""
+        if name not in self.slugs:
+            await self.list_environments()
+        if name not in self.slugs:
+            raise SchedulerError(f"{name} is not an environment you are offered: choose another.")
+        return self.slugs[name]
+
+    async def list_environments(self) -> list[RuntimeEnvironment]:
+        try:
+            offer = await self.hub.call("GET", "/choices")
+        except HubRefused as refused:
+            raise SchedulerError(f"the hub did not list your profiles: {refused}") from None
+        profiles = offer["profiles"]
+        listed = offer["environments"]
+        # A job without an environment runs in the session venv: offered by that name unless
+        # an environment of the site's is that venv already (the demo's "Session default").
+        if not any(env.get("session_venv") for env in listed):
+            listed = [
+                {"slug": SESSION_DEFAULT, "title": "Session default", "profiles": []},
+                *listed,
+            ]
+        environments = []
+        self.slugs = {}
+        titles = [env["title"] for env in listed]
+        for env in listed:
+            # Jupyter Scheduler's list shows an environment's name and sends its label: both
+            # the title, made unique by the slug where two share one.
+            name = (
+                env["title"]
+                if titles.count(env["title"]) == 1
+                else f"{env['title']} ({env['slug']})"
+            )
+            self.slugs[name] = "" if env["slug"] == SESSION_DEFAULT else env["slug"]
+            types = [
+                compute_type(p)
+                for p in profiles
+                if not env["profiles"] or p["slug"] in env["profiles"]
+            ]
+            environments.append(
+                RuntimeEnvironment(
+                    name=name,
+                    label=name,
+                    description=f"{env['title']}: runs as a Slurm job on one node",
+                    file_extensions=["ipynb"],
+                    output_formats=list(FORMATS),
+                    metadata={},
+                    compute_types=types,
+                    default_compute_type=types[0] if types else None,
+                    utc_only=False,
+                )
+            )
+        return environments
+
+    def manage_environments_command(self) -> str:
+        return ""
+
+    def output_formats_mapping(self) -> dict[str, str]:
+        return dict(FORMATS)
+
+
+class SlurmNotebookScheduler(BaseScheduler):
+    """Jupyter Scheduler's jobs as the portal's notebook jobs (see the module's docstring)."""
+
+    execution_manager_class = SlurmExecution
+    task_runner = None  # schedules: Slurm's scrontab, not a loop in this process
+
+    def __init__(self, *args: Any, db_url: str = "", **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.hub = NotebookJobsHub()
+
+    async def _call(self, method: str, path: str = "", body: Any = None) -> Any:
+        try:
+            return await self.hub.call(method, path, body)
+        except HubRefused as refused:
+            raise SchedulerError(str(refused)) from None
+
+    async def _environment(self, name: str) -> str:
+        environments = self.environments_manager
+        if isinstance(environments, PortalEnvironments):
+            return await environments.slug_of(name)
+        return name
+
+    async def _described(self, records: list[dict[str, Any]]) -> list[DescribeJob]:
+        """Each record with its output files, looked for in a thread (the home may be NFS)."""
+        return await asyncio.to_thread(lambda: [describe(r, self.root_dir) for r in records])
+
+    async def create_job(self, model: CreateJob) -> str:
+        notebook = os.path.join(self.root_dir, model.input_uri)
+        # The home may be NFS: file system calls off the server's loop.
+        if not await asyncio.to_thread(os.path.isfile, notebook):
+            raise SchedulerError(f"There is no notebook {model.input_uri}: save it first.")
+        body = {
+            "name": model.name,
+            "notebook": notebook,
+            "profile": profile_slug(model.compute_type),
+            "environment": await self._environment(model.runtime_environment_name),
+            "parameters": [f"{k}={v}" for k, v in (model.parameters or {}).items()],
+            "idempotency_key": model.idempotency_token or "",
+        }
+        record = await self._call("POST", "", body)
+        return job_id(int(record["id"]))
+
+    async def list_jobs(self, query: ListJobsQuery) -> ListJobsResponse:
+        jobs = await self._described(await self._call("GET"))
+        if query.status:
+            jobs = [j for j in jobs if j.status == query.status]
+        if query.name:
+            jobs = [j for j in jobs if j.name.startswith(query.name)]
+        if query.start_time:
+            jobs = [j for j in jobs if (j.start_time or 0) >= query.start_time]
+        for field in reversed(query.sort_by):
+            jobs.sort(
+                key=lambda j: (
+                    getattr(j, field.name, None) is None,
+                    getattr(j, field.name, None) or 0,
+                ),
+                reverse=field.direction.value == "desc",
+            )
+        start = int(query.next_token or 0)
+        end = start + int(query.max_items or len(jobs))
+        return ListJobsResponse(
+            jobs=jobs[start:end],
+            total_count=len(jobs),
+            next_token=str(end) if end < len(jobs) else None,
+        )
+
+    async def count_jobs(self, query: CountJobsQuery) -> int:
+        return sum(1 for r in await self._call("GET") if status_of(r["state"]) == query.status)
+
+    async def get_job(self, job_id: str, job_files: bool | None = True) -> DescribeJob:
+        (job,) = await self._described([await self._call("GET", f"/{record_id(job_id)}")])
+        return job
+
+    async def update_job(self, job_id: str, model: UpdateJob) -> None:
+        if model.status == Status.STOPPED:
+            await self.stop_job(job_id)
+            return
+        raise SchedulerError("A notebook job's name and profile are set when it is submitted.")
+
+    async def stop_job(self, job_id: str) -> None:
+        await self._call("DELETE", f"/{record_id(job_id)}")
+
+    async def delete_job(self, job_id: str) -> None:
+        """Cancel it if it still runs, then remove it from the list (its files stay)."""
+        number = record_id(job_id)
+        record = await self._call("GET", f"/{number}")
+        if job_state(str(record.get("state") or "")).alive:
+            await self._call("DELETE", f"/{number}")
+        # A job just cancelled is ending for a moment: the portal keeps it until it has ended.
+        for _ in range(REMOVE_TRIES - 1):
+            try:
+                await self.hub.call("DELETE", f"/{number}/record")
+                return
+            except HubRefused as refused:
+                if refused.status != 409:
+                    raise SchedulerError(str(refused)) from None
+            await asyncio.sleep(1)
+        await self._call("DELETE", f"/{number}/record")
+
+    def get_staging_paths(self, model: Any) -> dict[str, str]:
+        return {}
+
+    def create_job_definition(self, model: Any) -> str:
+        raise SchedulerError("Notebook jobs on a schedule are not offered yet: run it now.")

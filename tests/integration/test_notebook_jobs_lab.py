@@ -1,0 +1,82 @@
+"""JupyterLab's Notebook Jobs in Chromium, as a user works: from an open notebook, Jupyter
+Scheduler's own "Create a notebook job" form with this user's environments and profiles, a
+parameter, Create; the list shows the Slurm job until it has completed, with its outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.integration.conftest import Hub, cancel_user_jobs
+from tests.integration.jobs import install_job_files
+from tests.integration.test_docs_screenshots import folder
+from tests.integration.test_live_profiles import log_in, open_lab
+from tests.integration.test_notebook_jobs import _runs
+
+pytestmark = pytest.mark.integration
+# The docs' pictures of it (docs/tutorials/notebook-job.md; test_docs_screenshots names them).
+NOTEBOOK_JOB_SHOTS = ("form", "refused", "list", "run")
+
+
+def test_a_notebook_job_from_the_labs_own_dialog(
+    hub: Hub, clean: None, browser: Any, tmp_path: Path
+) -> None:
+    out = folder(tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+
+    def shot(page: Any, name: str) -> None:
+        assert name in NOTEBOOK_JOB_SHOTS
+        page.screenshot(path=str(out / f"notebook-jobs-{name}-light.png"))
+
+    install_job_files("alice")
+    cancel_user_jobs("alice")
+    _runs("train_params")
+    page = log_in(browser, hub, "alice", "alice-demo", viewport={"width": 1400, "height": 900})
+    page.set_default_timeout(120_000)
+    open_lab(page, hub, "alice")
+    page.goto(f"{hub.url}/user/alice/lab/tree/jobs/train_params.ipynb?reset")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
+    page.click(".jp-NotebookPanel-toolbar [data-command='scheduling:create-from-notebook']")
+    page.wait_for_selector("text=Create Job")
+    page.click("text=Environment >> xpath=.. >> [role=button]")
+    page.click("li[role=option]:has-text('Session default')")
+    page.click("text=Parameters >> xpath=.. >> button")
+    page.fill("text=Job name >> xpath=.. >> input", "overnight")
+    # Typed as a user does, a tab between the fields: the form checks a parameter as a field
+    # of it is left.
+    page.click("input[placeholder=Name]")
+    page.keyboard.type("lr")
+    page.keyboard.press("Tab")
+    page.keyboard.type("[0.1,")
+    page.keyboard.press("Tab")
+    shot(page, "form")
+    page.click("button:has-text('Create')")
+    # Refused by the portal, in words, by the dialog's name for the field; nothing submitted.
+    page.wait_for_selector("text=Parameters: lr: '[0.1,' is not a JSON or YAML value")
+    shot(page, "refused")
+    page.fill("input[placeholder=Value]", "")
+    page.click("input[placeholder=Value]")
+    page.keyboard.type("0.5")
+    page.keyboard.press("Tab")
+    page.click("button:has-text('Create')")
+    row = page.wait_for_selector("tr:has-text('overnight')")
+    assert row is not None and "train_params.ipynb" in row.inner_text()
+    # The list follows Slurm (through the portal's records): reloaded until the job is done.
+    for _ in range(60):
+        page.click("button:has-text('Reload')")
+        page.wait_for_timeout(2000)
+        if "Completed" in page.inner_text("tr:has-text('overnight')"):
+            break
+    row_text = page.inner_text("tr:has-text('overnight')")
+    assert "Completed" in row_text and "Notebook" in row_text and "HTML" in row_text, row_text
+    shot(page, "list")
+    page.click("tr:has-text('overnight') >> text=overnight")
+    page.wait_for_selector("text=Parameter name")
+    detail = page.inner_text("body")
+    assert "overnight" in detail and "0.5" in detail and "Completed" in detail
+    # Its executed notebook, from the detail's link: this run's value, in the cell's output.
+    page.click("a:has-text('Notebook')")
+    page.wait_for_selector(".jp-OutputArea-output:has-text('run default: lr=0.5 epochs=1')")
+    shot(page, "run")
