@@ -73,7 +73,7 @@ def profile_slug(compute: str | None) -> str:
 def status_of(state: str) -> Status:
     """Jupyter Scheduler's status for a Slurm state."""
     meaning = job_state(state)
-    if state in ("COMPLETED",):
+    if state == "COMPLETED":
         return Status.COMPLETED
     if state == "CANCELLED":
         return Status.STOPPED
@@ -109,9 +109,9 @@ def outputs_folder(notebook: str, slurm_job_id: str) -> str | None:
     if not slurm_job_id:
         return None
     stem = os.path.splitext(os.path.basename(notebook))[0]
-    found = glob.glob(
-        os.path.join(os.path.dirname(notebook), f"{stem}-runs", f"*_job{slurm_job_id}")
-    )
+    # Escaped: a notebook's name may hold [ or *, which glob reads as patterns.
+    runs = glob.escape(os.path.join(os.path.dirname(notebook), f"{stem}-runs"))
+    found = glob.glob(os.path.join(runs, f"*_job{glob.escape(slurm_job_id)}"))
     return found[0] if found else None
 
 

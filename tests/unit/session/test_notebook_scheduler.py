@@ -259,3 +259,12 @@ def test_a_refusal_names_the_fields_as_the_dialog_does() -> None:
         "Parameters: lr: '[1,' is not a JSON or YAML value; "
         "Compute type: gpu-8 is not one you may use"
     )
+
+
+def test_a_notebook_whose_name_looks_like_a_pattern_still_finds_its_run(tmp_path: Path) -> None:
+    notebook = tmp_path / "exp[1].ipynb"
+    runs = tmp_path / "exp[1]-runs" / "2026-11-29_18-05-02_job1234"
+    runs.mkdir(parents=True)
+    (runs / "exp[1].ipynb").write_text("{}")
+    done = describe(record(str(notebook), state="COMPLETED"), str(tmp_path))
+    assert done.job_files[0].file_path == "exp[1]-runs/2026-11-29_18-05-02_job1234/exp[1].ipynb"
