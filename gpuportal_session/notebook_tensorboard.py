@@ -97,7 +97,7 @@ def register() -> None:
     """In an IPython kernel: stand in for tensorboard.notebook.start once `%load_ext
     tensorboard` has loaded it (gpuportal_session.compat). Nothing is imported before then."""
     try:
-        from IPython import get_ipython
+        from IPython.core.getipython import get_ipython
     except ImportError:
         return
     shell = get_ipython()

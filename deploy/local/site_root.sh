@@ -18,6 +18,7 @@
 #                                   Slurm client (site-login) or a slurmd that joins as a
 #                                   dynamic node with 4 fake GPUs, in the partition `site`
 #                                   (the nodes), the cluster's users (users.tsv's and USERs)
+#   site_root.sh NAME rejoin        after slurmctld restarted: the node registered and in `site`
 #   site_root.sh NAME run CMD...    run CMD in it, as root
 #   site_root.sh NAME down          power it off (systemd stops its units) and end the rest
 #   site_root.sh NAME remove        down, then delete the root
@@ -31,7 +32,7 @@ case "$NAME" in
     site-login) BYTE=21 ;;
     site-gpu01) BYTE=22 ;;
     site-gpu02) BYTE=23 ;;
-    *) sed -n '2,23p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,26p' "$0" >&2; exit 2 ;;
 esac
 STATE=${PORTAL_STATE:-/var/lib/portal-local}
 NET=${PORTAL_CLUSTER_NET:-10.213.0}
@@ -217,6 +218,8 @@ start_systemd() {  # systemd as pid 1 of the root's namespaces; its pid in BOOT
             --propagation private --kill-child /bin/sh -c "$4" boot "$5" "$6" "$7" "$8" "$9"
     ' boot "$hierarchies" "$CGROUP" "$NETNS" '
         root=$1 name=$2 caches=$3 homes=$4 console=$5
+        # This script is one argument in single quotes: a quote mark in it (in a comment too)
+        # ends it early, and the rest runs on this machine, hostname included.
         hostname "$name"
         mount --bind "$root" "$root"
         mount -t proc proc "$root/proc"
@@ -319,13 +322,7 @@ EOF2
         leave_partition
         scontrol delete nodename="$NAME" >/dev/null 2>&1 || true
         enter systemctl start slurmd
-        local registered=""
-        for _ in $(seq 600); do
-            scontrol show node "$NAME" 2>/dev/null | grep -qE 'State=(IDLE|MIXED|ALLOCATED)' &&
-                { registered=1; break; }
-            sleep 0.2
-        done
-        [ -n "$registered" ] ||
+        registered_within 600 ||
             die "slurmd did not register with the controller in 2 minutes (its log: $ROOT$STATE/log/slurmd-$NAME.log)"
         join_partition
         say "joined the cluster: $(sinfo -h -n "$NAME" -o '%P %n %T %G' 2>/dev/null)"
@@ -354,6 +351,33 @@ leave_partition() {
         scontrol update partitionname=site nodes="$others" || true
     else
         scontrol delete partitionname=site || true
+    fi
+}
+
+# A restart of slurmctld (the test lanes' `cluster.sh grow` and `shrink`, a test that takes the
+# controller down) forgets what scontrol made and slurm.conf does not hold: the partition
+# `site`, and may forget a dynamic node. rejoin puts a joined node back: registered again (its
+# slurmd restarted) where the controller lost it, and in the partition.
+registered_within() {  # registered_within TRIES: the node up at the controller (tries 0.2 s apart)
+    local try
+    for try in $(seq "$1"); do
+        scontrol show node "$NAME" 2>/dev/null | grep -qE 'State=(IDLE|MIXED|ALLOCATED)' && return 0
+        [ "$try" = "$1" ] || sleep 0.2
+    done
+    return 1
+}
+
+rejoin() {
+    [ "$NAME" = site-login ] && return
+    booted || die "not booted: site_root.sh $NAME up, then join"
+    if ! registered_within 1; then
+        enter systemctl restart slurmd
+        registered_within 600 || die "slurmd did not register again in 2 minutes"
+        say "registered again with the controller"
+    fi
+    if ! sinfo -h -p site -N -o %N 2>/dev/null | grep -qx "$NAME"; then
+        join_partition
+        say "back in the partition site"
     fi
 }
 
@@ -399,8 +423,9 @@ case "${1:-}" in
     new) down; rm -rf --one-file-system "$ROOT"; make_root; write_files; make_network; start_uplink; boot ;;
     run) shift; enter "$@" ;;
     join) shift; join "$@" ;;
+    rejoin) rejoin ;;
     down) down ;;
     remove) down; rm -rf --one-file-system "$ROOT"; say "removed $ROOT" ;;
     addr) echo "$ADDR" ;;
-    *) sed -n '2,23p' "$0" >&2; exit 2 ;;
+    *) sed -n '2,26p' "$0" >&2; exit 2 ;;
 esac

@@ -36,7 +36,9 @@ def test_golden_batch_script_is_accepted_by_sbatch_test_only(cluster, launcher, 
     verdict = asyncio.run(
         SlurmClient().submit(script, user="alice", env=job_env("alice"), test_only=True)
     )
-    assert "to start at" in verdict and "gpu[01-02]" in verdict, verdict
+    # On both nodes; a notebook job on one.
+    nodes = "gpu0" if launcher == "notebook" else "gpu[01-02]"
+    assert "to start at" in verdict and nodes in verdict, verdict
 
 
 def test_submit_query_cancel_round_trip(cluster):

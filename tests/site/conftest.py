@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ import pytest
 
 from bench.cluster_load import bench_users, password_of
 from tests.integration.conftest import user_jobs
+from tests.integration.second_lane import turn
 from tests.smoke import chromium_page, timed
 from tests.sso import PERSISTENT_SESSIONS, PROVIDER, TOTP_KEYS, sign_in_in_browser
 
@@ -59,6 +61,19 @@ def site_root(host: str, *args: str, timeout: int = 900) -> None:
     assert done.returncode == 0, (
         f"site_root.sh {host} {' '.join(args)}:\n{done.stdout}{done.stderr}"
     )
+
+
+@contextmanager
+def on_the_cluster(*, rejoin: bool = True) -> Iterator[None]:
+    """The test lanes' shared turn (tests/integration/second_lane.turn), held while a step of
+    the site's runs: no test restarts slurmctld meanwhile. A restart before it (a lane growing
+    or shrinking its partition) forgot the partition `site` and may have forgotten the site's
+    dynamic nodes: they are put back first (site_root.sh rejoin)."""
+    with turn(exclusive=False):
+        if rejoin:
+            for node in NODES:
+                site_root(node, "rejoin", timeout=180)
+        yield
 
 
 def on_host(host: str, *command: str) -> str:
@@ -151,7 +166,10 @@ def site(user: str, request: pytest.FixtureRequest) -> Iterator[None]:
             for host, process in zip(HOSTS, made, strict=True):
                 output, _ = process.communicate(timeout=900)
                 assert process.returncode == 0, f"site_root.sh {host} new:\n{output}"
-        with step("joined to the cluster as a site's hosts are (munge, Slurm, its users)"):
+        with (
+            step("joined to the cluster as a site's hosts are (munge, Slurm, its users)"),
+            on_the_cluster(rejoin=False),
+        ):
             for host in HOSTS:
                 site_root(host, "join", user)
         subprocess.run(
@@ -167,6 +185,13 @@ def site(user: str, request: pytest.FixtureRequest) -> Iterator[None]:
             for host in HOSTS:
                 site_root(host, "remove", timeout=300)
             shutil.rmtree(STATE / "site" / "home", ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def cluster_turn(site: None) -> Iterator[None]:
+    """Each test on the cluster in a turn of its own (on_the_cluster)."""
+    with on_the_cluster():
+        yield
 
 
 @pytest.fixture(scope="module")
