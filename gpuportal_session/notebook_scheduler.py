@@ -289,6 +289,11 @@ class SlurmNotebookScheduler(BaseScheduler):
         return await asyncio.to_thread(lambda: [describe(r, self.root_dir) for r in records])
 
     async def create_job(self, model: CreateJob) -> str:
+        if not model.input_uri:
+            raise SchedulerError(
+                "The form has no input file: open it from a notebook's toolbar (Create a notebook"
+                " job) or from a notebook's menu in the file browser."
+            )
         notebook = os.path.join(self.root_dir, model.input_uri)
         # The home may be NFS: file system calls off the server's loop.
         if not await asyncio.to_thread(os.path.isfile, notebook):

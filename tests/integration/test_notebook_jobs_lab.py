@@ -38,8 +38,13 @@ def test_a_notebook_job_from_the_labs_own_dialog(
     open_lab(page, hub, "alice")
     page.goto(f"{hub.url}/user/alice/lab/tree/jobs/train_params.ipynb?reset")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
-    page.click(".jp-NotebookPanel-toolbar [data-command='scheduling:create-from-notebook']")
+    # Another notebook selected in the file browser, as after a look through the folder: the
+    # toolbar's button still makes a job of the notebook it sits on (Jupyter Scheduler's own
+    # took the browser's selection: that other file, or nothing where none was selected).
+    page.click(".jp-DirListing-content >> text=diverges.ipynb")
+    page.click(".jp-NotebookPanel-toolbar [data-command='gpuportal:create-notebook-job']")
     page.wait_for_selector("text=Create Job")
+    assert page.input_value("input[name=inputFile]") == "jobs/train_params.ipynb"
     page.click("text=Environment >> xpath=.. >> [role=button]")
     page.click("li[role=option]:has-text('Session default')")
     page.click("text=Parameters >> xpath=.. >> button")

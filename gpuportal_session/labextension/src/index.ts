@@ -3,7 +3,8 @@
  * status bar, and one warning 15 minutes before the end with a way to extend it; a warning
  * before the idle culler stops an unused session (or one whose GPUs sit idle); and
  * "Open in TensorBoard" on folders (./tensorboard.ts); a Portal menu (./portal_menu.ts); the
- * cluster team's notices (./notices.ts).
+ * cluster team's notices (./notices.ts); the notebook toolbar's "Create a notebook job" on its
+ * own notebook (./notebook_job.ts).
  *
  * The hub is the one source of the clock (an extension made on the hub home shows here at the
  * next read); nothing here asks Slurm.
@@ -25,6 +26,7 @@ import {
   endsAt,
   readCard
 } from './clock';
+import { notebookJobPlugin } from './notebook_job';
 import { noticesPlugin } from './notices';
 import { portalMenuPlugin } from './portal_menu';
 import { tensorboardPlugin } from './tensorboard';
@@ -161,4 +163,10 @@ const timeLeftPlugin: JupyterFrontEndPlugin<void> = {
   }
 };
 
-export default [timeLeftPlugin, tensorboardPlugin, portalMenuPlugin, noticesPlugin];
+export default [
+  timeLeftPlugin,
+  tensorboardPlugin,
+  portalMenuPlugin,
+  noticesPlugin,
+  notebookJobPlugin
+];

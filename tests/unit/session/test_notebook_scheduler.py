@@ -135,6 +135,14 @@ def test_a_notebook_that_is_not_there_is_refused_before_the_hub(tmp_path: Path) 
     assert hub.asked == []
 
 
+def test_a_form_without_an_input_file_says_where_to_open_it(tmp_path: Path) -> None:
+    hub = StandInHub({})
+    job = CreateJob(input_uri="", runtime_environment_name="Session default", name="x")
+    with pytest.raises(SchedulerError, match=r"no input file: open it from a notebook's toolbar"):
+        asyncio.run(scheduler(tmp_path, hub).create_job(job))
+    assert hub.asked == []
+
+
 def test_the_portals_refusal_reaches_the_dialog_in_its_words(tmp_path: Path) -> None:
     (tmp_path / "a.ipynb").write_text("{}")
     refusal = HubRefused(422, "args: lr: '[1,' is not a JSON or YAML value")
