@@ -3,7 +3,9 @@ the hub (its own token) reads every one not ended, and picks each user's itself.
 
 from __future__ import annotations
 
-from fastapi import APIRouter, HTTPException, status
+from typing import Annotated
+
+from fastapi import APIRouter, HTTPException, Path, status
 
 from gpuportal_portal import notice_service
 from gpuportal_portal.api_errors import declared
@@ -32,8 +34,12 @@ def create_notice(data: NoticeCreate, session: SessionDep, admin: ApiAdmin) -> N
     return notice_service.public(notice_service.create(session, data=data, actor=admin.name))
 
 
+# A notice's number; beyond a 64-bit integer none can exist (and SQLite cannot compare it).
+NoticeId = Annotated[int, Path(ge=1, le=2**63 - 1, description="The notice's number.")]
+
+
 @router.delete("/notices/{notice_id}", status_code=status.HTTP_204_NO_CONTENT)
-def remove_notice(notice_id: int, session: SessionDep, admin: ApiAdmin) -> None:
+def remove_notice(notice_id: NoticeId, session: SessionDep, admin: ApiAdmin) -> None:
     """Take a notice down at once."""
     notice = session.get(Notice, notice_id)
     if notice is None:

@@ -82,6 +82,11 @@ def test_running_and_queued_servers_survive_a_hub_restart(hub: Hub, clean: None)
         # The queued server is queued again, on the very same job: nothing resubmitted.
         bob = hub.login("bob")
         wait_for(lambda: (hub.server(bob, "bob") or {}).get("pending") == "spawn", 60, "resume")
+        # Taken over, with a new token, before GPUs free up: a job that starts during the
+        # takeover still holds the token the restart let go, and is cancelled as serving nobody
+        # (gpuportal_spawner.slurm_spawner._adopt; a clean-clone CI of 2026-11-29 met it).
+        took_over = f"Took over job {bob_job_id} "
+        wait_for(lambda: took_over in hub.log_path.read_text(errors="replace"), 60, "takeover")
         assert user_jobs("bob", "%i|%T") == [f"{bob_job_id}|PENDING"]
 
         # When GPUs free up, the same job starts and the server comes up.

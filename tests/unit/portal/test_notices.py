@@ -97,3 +97,13 @@ def test_group_notices_show_to_members_only() -> None:
     assert current_for([notice], ["ds", "vision"], now) == [notice]
     assert current_for([notice], ["ds"], now) == []
     assert current_for([notice], ["vision"], now + timedelta(2)) == []
+
+
+def test_a_notice_number_beyond_any_record_is_refused_not_a_server_error(
+    client: tuple[TestClient, HubIdentity],
+) -> None:
+    test_client = client[0]
+    answer = test_client.delete(
+        f"{API}/notices/{2**64}", headers={"Authorization": f"token {ADMIN_TOKEN}"}
+    )
+    assert answer.status_code == 422, answer.text
