@@ -48,8 +48,13 @@ ACTIONS: dict[str, str] = {
     "changes.",
     "notice_edit": "A notice posted or removed: change, subject, changes.",
     "job_submit": "A batch job submitted: record, job, name, launcher, nodes, gpus_per_node, "
-    "partition, array.",
+    "partition, array; schedule, for a run of a job definition on a schedule.",
     "job_cancel": "A batch job cancelled: record, job.",
+    "schedule_create": "A job definition on a schedule made (its first run queued): schedule "
+    "(its number), name, cron.",
+    "schedule_change": "A job definition paused, resumed or given a new schedule: schedule, "
+    "active, cron.",
+    "schedule_delete": "A job definition deleted (its queued run cancelled): schedule.",
     "maintenance_create": "A maintenance window planned (a Slurm MAINT reservation): name, "
     "start, end, nodes.",
     "maintenance_cancel": "A maintenance window cancelled (its reservation deleted): name.",

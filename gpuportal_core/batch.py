@@ -43,6 +43,7 @@ CONTAINER_KINDS = ("pyxis", "apptainer", "podman")
 PROGRAM_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}|/[A-Za-z0-9_./+-]{1,250}")
 # A Slurm array: indexes and ranges (with a step), and at most N at once: 0-15:2,20%4.
 _ARRAY_ITEM = r"\d{1,6}(?:-\d{1,6}(?::\d{1,6})?)?"
+BEGIN_RE = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d")
 ARRAY_RE = re.compile(rf"{_ARRAY_ITEM}(?:,{_ARRAY_ITEM}){{0,49}}(?:%\d{{1,4}})?")
 MAX_ARRAY_TASKS = 1000
 # Programs that start a job's tasks: the launcher already runs one of them, so a command that
@@ -199,6 +200,9 @@ class BatchJob:
     # The node's session venv: its Python runs a podman container's tasks
     # (gpuportal_session.container), outside the image.
     session_venv: str = ""
+    # Not before this time (Slurm's --begin, the cluster's local time YYYY-MM-DDTHH:MM:SS):
+    # a scheduled notebook job's next run waits in the queue until then.
+    begin: str = ""
 
     def __post_init__(self) -> None:
         if not USERNAME_RE.fullmatch(self.user):
@@ -272,6 +276,8 @@ class BatchJob:
                 check_sbatch_option(option, value, where="extra option")
             except ProfileError as error:
                 raise BatchJobError("extra_options", str(error)) from None
+        if self.begin and not BEGIN_RE.fullmatch(self.begin):
+            raise BatchJobError("begin", "must be YYYY-MM-DDTHH:MM:SS")
         if not PATH_RE.fullmatch(self.modules_init):
             raise BatchJobError("modules_init", "is not a safe path")
 

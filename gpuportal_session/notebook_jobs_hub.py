@@ -35,6 +35,8 @@ FIELD_LABELS = {
     "runtime": "Compute type",
     "environment": "Environment",
     "container": "Environment",
+    "schedule": "Schedule",
+    "timezone": "Time zone",
 }
 
 

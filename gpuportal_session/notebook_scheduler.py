@@ -16,9 +16,7 @@ SchedulerApp.scheduler_class and SchedulerApp.environment_manager_class.
 from __future__ import annotations
 
 import asyncio
-import glob
 import os
-from datetime import datetime
 from typing import Any
 
 from jupyter_scheduler.environments import EnvironmentManager
@@ -27,141 +25,40 @@ from jupyter_scheduler.executors import ExecutionManager
 from jupyter_scheduler.models import (
     CountJobsQuery,
     CreateJob,
+    CreateJobDefinition,
+    CreateJobFromDefinition,
     DescribeJob,
+    DescribeJobDefinition,
     JobFeature,
-    JobFile,
+    ListJobDefinitionsQuery,
+    ListJobDefinitionsResponse,
     ListJobsQuery,
     ListJobsResponse,
     RuntimeEnvironment,
     Status,
     UpdateJob,
+    UpdateJobDefinition,
 )
 from jupyter_scheduler.scheduler import BaseScheduler
 
-from gpuportal_core.states import Phase, job_state
+from gpuportal_core.states import job_state
+from gpuportal_session.notebook_job_views import (
+    FORMATS,
+    compute_type,
+    definition_id,
+    describe,
+    described_definition,
+    job_id,
+    profile_slug,
+    record_id,
+    status_of,
+)
 from gpuportal_session.notebook_jobs_hub import HubRefused, NotebookJobsHub
 
-# Jupyter Scheduler's ids have a dash (its routes' pattern); the portal's are numbers.
-ID_PREFIX = "portal-"
 # The environment a job gets when the user chooses none: the session venv's, as sessions.
 SESSION_DEFAULT = "session-default"
-FORMATS = {"ipynb": "Notebook", "html": "HTML"}
 # How often a removal waits a second for a cancelled job to end.
 REMOVE_TRIES = 15
-
-
-def job_id(record_id: int) -> str:
-    return f"{ID_PREFIX}{record_id}"
-
-
-def record_id(scheduler_id: str) -> int:
-    number = scheduler_id.removeprefix(ID_PREFIX)
-    if not number.isdigit():
-        raise SchedulerError(f"{scheduler_id} is not a notebook job of the portal")
-    return int(number)
-
-
-def compute_type(profile: dict[str, Any]) -> str:
-    """What the dialog's Compute type list shows: the profile and what it gives."""
-    return f"{profile['slug']} · {profile['summary']}"
-
-
-def profile_slug(compute: str | None) -> str:
-    return (compute or "").split(" ", 1)[0]
-
-
-def status_of(state: str) -> Status:
-    """Jupyter Scheduler's status for a Slurm state."""
-    meaning = job_state(state)
-    if state == "COMPLETED":
-        return Status.COMPLETED
-    if state == "CANCELLED":
-        return Status.STOPPED
-    if meaning.phase in (Phase.QUEUED, Phase.REQUEUED):
-        return Status.QUEUED
-    if meaning.phase in (Phase.RUNNING, Phase.SUSPENDED):
-        return Status.IN_PROGRESS
-    if meaning.phase is Phase.ENDING:
-        return Status.STOPPING if state == "COMPLETING" else Status.IN_PROGRESS
-    return Status.FAILED
-
-
-def _ms(iso: str | None) -> int | None:
-    return int(datetime.fromisoformat(iso).timestamp() * 1000) if iso else None
-
-
-def message_of(record: dict[str, Any]) -> str:
-    """Where the job stands, in the words of the portal's Jobs page."""
-    state = str(record.get("state") or "")
-    said = f"Slurm job {record.get('slurm_job_id') or '(not yet)'} {job_state(state).meaning}"
-    waiting = job_state(state).phase is Phase.QUEUED
-    if waiting and record.get("reason"):
-        said += f" ({record['reason']})"
-    if waiting and record.get("expected_start"):
-        said += f"; Slurm expects it to start at {record['expected_start'][:16].replace('T', ' ')}"
-    if record.get("exit_code") not in (None, 0):
-        said += f"; exit code {record['exit_code']}"
-    return said
-
-
-def outputs_folder(notebook: str, slurm_job_id: str) -> str | None:
-    """The run's folder beside the notebook (gpuportal_session.notebook_run names it)."""
-    if not slurm_job_id:
-        return None
-    stem = os.path.splitext(os.path.basename(notebook))[0]
-    # Escaped: a notebook's name may hold [ or *, which glob reads as patterns.
-    runs = glob.escape(os.path.join(os.path.dirname(notebook), f"{stem}-runs"))
-    found = glob.glob(os.path.join(runs, f"*_job{glob.escape(slurm_job_id)}"))
-    return found[0] if found else None
-
-
-def describe(record: dict[str, Any], root_dir: str) -> DescribeJob:
-    """A portal job record as Jupyter Scheduler's list and detail show it."""
-    request = record.get("request") or {}
-    notebook = str(request.get("script") or "")
-    name = os.path.basename(notebook)
-    parameters = dict(arg.split("=", 1) for arg in request.get("args") or [] if "=" in arg)
-    folder = outputs_folder(notebook, str(record.get("slurm_job_id") or ""))
-    files = []
-    for fmt, label in FORMATS.items():
-        path = os.path.join(folder, os.path.splitext(name)[0] + f".{fmt}") if folder else ""
-        exists = bool(path) and os.path.isfile(path)
-        files.append(
-            JobFile(
-                display_name=label,
-                file_format=fmt,
-                file_path=os.path.relpath(path, root_dir) if exists else None,
-            )
-        )
-    environment = request.get("environment") or request.get("container") or {}
-    submitted = _ms(record.get("submitted_at")) or 0
-    return DescribeJob(
-        job_id=job_id(int(record["id"])),
-        name=str(record.get("name") or ""),
-        input_filename=name,
-        runtime_environment_name=str(
-            environment.get("prefix") or environment.get("image") or "Session default"
-        ),
-        runtime_environment_parameters=None,
-        output_formats=list(FORMATS),
-        parameters=parameters or None,
-        compute_type=f"{request.get('gpus_per_node')} GPU {request.get('gpu_type') or ''}".strip(),
-        url=f"/jobs/{job_id(int(record['id']))}",
-        create_time=submitted,
-        update_time=submitted,
-        start_time=_ms(record.get("started_at")),
-        end_time=_ms(record.get("ended_at")),
-        status=status_of(str(record.get("state") or "")),
-        # The dialog shows it as an alert: said where there is something to say, a job waiting
-        # (why, and when it should start) or one that did not complete.
-        status_message=message_of(record)
-        if status_of(str(record.get("state") or ""))
-        in (Status.QUEUED, Status.FAILED, Status.STOPPED)
-        else None,
-        job_files=files,
-        # Written by the job in place, beside the notebook: nothing to download.
-        downloaded=True,
-    )
 
 
 class SlurmExecution(ExecutionManager):
@@ -178,7 +75,7 @@ class SlurmExecution(ExecutionManager):
             JobFeature.job_name: True,
             JobFeature.parameters: True,
             JobFeature.output_formats: False,  # always the notebook and its HTML
-            JobFeature.job_definition: False,
+            JobFeature.job_definition: True,
             JobFeature.idempotency_token: True,
             JobFeature.tags: False,
             JobFeature.email_notifications: False,
@@ -266,7 +163,9 @@ class SlurmNotebookScheduler(BaseScheduler):
     """Jupyter Scheduler's jobs as the portal's notebook jobs (see the module's docstring)."""
 
     execution_manager_class = SlurmExecution
-    task_runner = None  # schedules: Slurm's scrontab, not a loop in this process
+    # Schedules run from Slurm's queue (the portal keeps each definition's next run queued
+    # there: gpuportal_portal.schedule_service), not from a loop in this process.
+    task_runner = None
 
     def __init__(self, *args: Any, db_url: str = "", **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -289,23 +188,7 @@ class SlurmNotebookScheduler(BaseScheduler):
         return await asyncio.to_thread(lambda: [describe(r, self.root_dir) for r in records])
 
     async def create_job(self, model: CreateJob) -> str:
-        if not model.input_uri:
-            raise SchedulerError(
-                "The form has no input file: open it from a notebook's toolbar (Create a notebook"
-                " job) or from a notebook's menu in the file browser."
-            )
-        notebook = os.path.join(self.root_dir, model.input_uri)
-        # The home may be NFS: file system calls off the server's loop.
-        if not await asyncio.to_thread(os.path.isfile, notebook):
-            raise SchedulerError(f"There is no notebook {model.input_uri}: save it first.")
-        body = {
-            "name": model.name,
-            "notebook": notebook,
-            "profile": profile_slug(model.compute_type),
-            "environment": await self._environment(model.runtime_environment_name),
-            "parameters": [f"{k}={v}" for k, v in (model.parameters or {}).items()],
-            "idempotency_key": model.idempotency_token or "",
-        }
+        body = {**await self._job_body(model), "idempotency_key": model.idempotency_token or ""}
         record = await self._call("POST", "", body)
         return job_id(int(record["id"]))
 
@@ -317,6 +200,8 @@ class SlurmNotebookScheduler(BaseScheduler):
             jobs = [j for j in jobs if j.name.startswith(query.name)]
         if query.start_time:
             jobs = [j for j in jobs if (j.start_time or 0) >= query.start_time]
+        if query.job_definition_id:
+            jobs = [j for j in jobs if j.job_definition_id == query.job_definition_id]
         for field in reversed(query.sort_by):
             jobs.sort(
                 key=lambda j: (
@@ -366,8 +251,98 @@ class SlurmNotebookScheduler(BaseScheduler):
             await asyncio.sleep(1)
         await self._call("DELETE", f"/{number}/record")
 
+    async def _definitions_call(self, method: str, path: str = "", body: Any = None) -> Any:
+        return await self._call(method, f"/definitions{path}", body)
+
+    async def _job_body(self, model: CreateJob | CreateJobDefinition) -> dict[str, Any]:
+        """What the hub takes for a job or a definition: the notebook, profile, environment,
+        parameters."""
+        if not model.input_uri:
+            raise SchedulerError(
+                "The form has no input file: open it from a notebook's toolbar (Create a notebook"
+                " job) or from a notebook's menu in the file browser."
+            )
+        notebook = os.path.join(self.root_dir, model.input_uri)
+        # The home may be NFS: file system calls off the server's loop.
+        if not await asyncio.to_thread(os.path.isfile, notebook):
+            raise SchedulerError(f"There is no notebook {model.input_uri}: save it first.")
+        return {
+            "name": model.name,
+            "notebook": notebook,
+            "profile": profile_slug(model.compute_type),
+            "environment": await self._environment(model.runtime_environment_name),
+            "parameters": [f"{k}={v}" for k, v in (model.parameters or {}).items()],
+        }
+
+    async def create_job_definition(self, model: CreateJobDefinition) -> str:
+        if not model.schedule:
+            raise SchedulerError("Give the definition a schedule: when should it run?")
+        body = {**await self._job_body(model), "schedule": model.schedule}
+        body["timezone"] = model.timezone or "UTC"
+        made = await self._definitions_call("POST", "", body)
+        return definition_id(int(made["id"]))
+
+    async def list_job_definitions(
+        self, query: ListJobDefinitionsQuery
+    ) -> ListJobDefinitionsResponse:
+        found = [described_definition(d) for d in await self._definitions_call("GET")]
+        if query.name:
+            found = [d for d in found if d.name.startswith(query.name)]
+        start = int(query.next_token or 0)
+        end = start + int(query.max_items or len(found))
+        return ListJobDefinitionsResponse(
+            job_definitions=found[start:end],
+            total_count=len(found),
+            next_token=str(end) if end < len(found) else None,
+        )
+
+    async def get_job_definition(self, job_definition_id: str) -> DescribeJobDefinition:
+        number = record_id(job_definition_id)
+        return described_definition(await self._definitions_call("GET", f"/{number}"))
+
+    async def update_job_definition(
+        self, job_definition_id: str, model: UpdateJobDefinition
+    ) -> None:
+        """Pause, resume, a new schedule or name; the job itself is set when it is made."""
+        changes = model.dict(exclude_unset=True)
+        number = record_id(job_definition_id)
+        if changes.get("input_uri"):
+            # The edit form sends the notebook back as it showed it (its name): unchanged.
+            shown = described_definition(await self._definitions_call("GET", f"/{number}"))
+            if changes["input_uri"] == shown.input_filename:
+                del changes["input_uri"]
+        fixed = {k for k, v in changes.items() if v is not None} - {
+            "active",
+            "schedule",
+            "timezone",
+            "name",
+            "url",
+            "output_filename_template",  # sent with every update, never changed
+        }
+        if fixed:
+            raise SchedulerError(
+                f"A definition's {', '.join(sorted(fixed))} are set when it is made: delete it "
+                "and make another."
+            )
+        body = {k: changes[k] for k in ("active", "schedule", "timezone", "name") if k in changes}
+        await self._definitions_call("PATCH", f"/{number}", body)
+
+    async def delete_job_definition(self, job_definition_id: str) -> None:
+        await self._definitions_call("DELETE", f"/{record_id(job_definition_id)}")
+
+    async def create_job_from_definition(
+        self, job_definition_id: str, model: CreateJobFromDefinition
+    ) -> str:
+        if model.parameters:
+            raise SchedulerError("A run of a definition takes the definition's parameters.")
+        record = await self._definitions_call("POST", f"/{record_id(job_definition_id)}/runs")
+        return job_id(int(record["id"]))
+
+    def pause_jobs(self, job_definition_id: str) -> None:
+        """Nothing here: pausing cancels the queued run at the portal."""
+
+    def resume_jobs(self, job_definition_id: str) -> None:
+        """Nothing here: resuming queues the next run at the portal."""
+
     def get_staging_paths(self, model: Any) -> dict[str, str]:
         return {}
-
-    def create_job_definition(self, model: Any) -> str:
-        raise SchedulerError("Notebook jobs on a schedule are not offered yet: run it now.")

@@ -19,7 +19,7 @@ from gpuportal_adapters.queue_reader import QueueReader
 from gpuportal_adapters.slurm import SlurmClient, SlurmUnavailable
 from gpuportal_core.resources import TEMPLATES_DIR
 from gpuportal_core.slurm_time import cluster_offset_minutes
-from gpuportal_portal import audit_stream, crud, db
+from gpuportal_portal import audit_stream, background, crud, db, schedule_service
 from gpuportal_portal.cluster import ClusterUnavailable, PartitionCatalog
 from gpuportal_portal.crud import SlugTaken, VersionConflict
 from gpuportal_portal.deps import LoginRequired, PageForbidden
@@ -46,6 +46,7 @@ from gpuportal_portal.routers import (
     notices_api,
     oauth,
     profiles_api,
+    schedules_api,
     usage_api,
 )
 from gpuportal_portal.schemas import EnvironmentCreate, ProfileCreate
@@ -82,15 +83,27 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await asyncio.to_thread(prepare_database, app.state.database)
-        background = []
+        tasks = []
         if settings.job_look_seconds > 0:
-            background.append(asyncio.create_task(app.state.watcher.run_forever()))
+            tasks.append(asyncio.create_task(app.state.watcher.run_forever()))
+            # Each definition on a schedule keeps its next run queued (at the watcher's pace:
+            # it sees a queued run leave the queue).
+            deps = schedule_service.Deps(
+                settings, app.state.catalog, app.state.slurm, app.state.output_folders
+            )
+            keeper = background.repeat(
+                lambda: schedule_service.keep(app.state.database, deps),
+                every=settings.job_look_seconds,
+                done="Queued the next run of %d scheduled definition(s)",
+                what="queue scheduled runs",
+            )
+            tasks.append(asyncio.create_task(keeper))
         if settings.use_look_seconds > 0:
             database, slurm = app.state.database, app.state.slurm
             every = settings.use_look_seconds
-            background.append(asyncio.create_task(collect_forever(database, slurm, every=every)))
+            tasks.append(asyncio.create_task(collect_forever(database, slurm, every=every)))
         yield
-        for task in background:
+        for task in tasks:
             task.cancel()
         app.state.database.engine.dispose()
 
@@ -147,6 +160,7 @@ def create_app(
         maintenance_api.router,
         usage_api.router,
         jobs_api.router,
+        schedules_api.router,
         admin_pages.router,
         environment_pages.router,
         maintenance_pages.router,

@@ -93,6 +93,8 @@ def build_job(
         command=command,
         array=data.array.strip(),
         session_venv=settings.session_venv,
+        # Slurm reads --begin in the cluster's local time, which is this host's.
+        begin=data.begin.astimezone().strftime("%Y-%m-%dT%H:%M:%S") if data.begin else "",
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
 from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_core.profile_fields import GpuKind
@@ -84,6 +84,12 @@ class JobCreate(BaseModel):
     )
     environment: JobEnvironment | None = None
     container: JobContainer | None = None
+    begin: AwareDatetime | None = Field(
+        None,
+        examples=["2026-12-01T03:00:00+01:00"],
+        description="Start no earlier than this time, with its zone (sbatch --begin); empty: "
+        "as soon as Slurm can. The job waits in the queue until then.",
+    )
 
 
 class JobPublic(BaseModel):
@@ -113,6 +119,11 @@ class JobPublic(BaseModel):
         description="What is known of what it used (GET /jobs/{id}/use): 'known'; 'pending', "
         "ended but not read from Slurm's accounting yet (a minute or two); 'none', the "
         "accounting has no record of it; empty while it runs.",
+    )
+    schedule_id: int | None = Field(
+        default=None,
+        description="A run of this notebook job definition (GET /schedules/{id}); null for a "
+        "job of its own.",
     )
 
 

@@ -72,8 +72,10 @@ async def submit(
     catalog: PartitionCatalog,
     slurm: SlurmClient,
     folders: OutputFolders,
+    schedule_id: int | None = None,
 ) -> Submitted:
-    """Check, record and submit the job. Called on the portal's loop: Slurm is awaited there,
+    """Check, record and submit the job (a run of the notebook job definition `schedule_id`,
+    if given). Called on the portal's loop: Slurm is awaited there,
     the database and the passwd lookup run in the thread pool, one short step each, so that a
     burst of submits holds no worker thread while sbatch runs."""
     request = data.model_dump(mode="json")
@@ -96,6 +98,7 @@ async def submit(
         script=script,
         output=job.output.replace("%x", job.name),
         idempotency_key=idempotency_key or None,
+        schedule_id=schedule_id,
     )
     earlier = await db.step(session, _add, record, user, idempotency_key)
     if earlier is not None:
@@ -143,6 +146,7 @@ async def submit(
         gpu_type=job.gpu_type,
         partition=job.partition,
         array=job.array,
+        **({"schedule": schedule_id} if schedule_id else {}),
     )
     return Submitted(record, created=True)
 
@@ -214,6 +218,7 @@ def public_fields(record: JobRecord) -> dict[str, Any]:
         "request": record.request,
         "script": record.script,
         "use_state": use_state(record),
+        "schedule_id": record.schedule_id,
     }
 
 

@@ -119,6 +119,30 @@ class JobRecord(Base):
     tasks: Mapped[dict[str, str]] = mapped_column(default=dict)
     # Once it has ended: what it used (gpuportal_portal.use_collector); None until read.
     use: Mapped[dict[str, Any] | None] = mapped_column(nullable=True, default=None)
+    # A run of a notebook job definition (NotebookSchedule.id); None for a job of its own.
+    schedule_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+
+
+class NotebookSchedule(Base):
+    """A notebook job definition on a schedule: the job request each run submits, the cron
+    schedule in its time zone, and the run waiting in Slurm's queue for its time
+    (gpuportal_portal.schedule_service keeps one queued while it is active)."""
+
+    __tablename__ = "notebook_schedules"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user: Mapped[str] = mapped_column(String(64), index=True)
+    name: Mapped[str] = mapped_column(String(64))
+    request: Mapped[dict[str, Any]] = mapped_column(default=dict)  # a JobCreate, without begin
+    schedule: Mapped[str] = mapped_column(String(100))
+    timezone: Mapped[str] = mapped_column(String(64), default="UTC")
+    active: Mapped[bool] = mapped_column(default=True)
+    # The queued run (a JobRecord's id); None while paused, or before the first is queued.
+    next_record_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    # Why the last run could not be queued (Slurm's or the checks' words); "" when it was.
+    problem: Mapped[str] = mapped_column(String(300), default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 
 
 class RemovedSession(Base):

@@ -17,6 +17,7 @@ from gpuportal_spawner.culling import (
     GpuActivityHandler,
 )
 from gpuportal_spawner.last_session import LAST_SESSION_PATH, LastSessionHandler
+from gpuportal_spawner.notebook_definitions import DEFINITIONS_ROUTE, NotebookDefinitionsHandler
 from gpuportal_spawner.notebook_jobs import (
     NOTEBOOK_JOBS_ROUTE,
     NOTEBOOK_JOBS_SCOPE,
@@ -44,6 +45,7 @@ def extra_handlers() -> list[tuple[str, type]]:
         (rf"/{LAST_SESSION_PATH}", LastSessionHandler),
         # JupyterLab's Notebook Jobs in a session: to the portal's jobs API, as the user.
         (NOTEBOOK_JOBS_ROUTE, NotebookJobsHandler),
+        (DEFINITIONS_ROUTE, NotebookDefinitionsHandler),
     ]
 
 

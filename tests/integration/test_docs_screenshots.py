@@ -61,5 +61,8 @@ def test_the_docs_show_the_screenshots_this_test_takes() -> None:
     # And the maintenance page's, taken by tests/integration/third_hour/test_maintenance.py.
     named |= {"maintenance-light.png", "maintenance-dark.png"}
     # And JupyterLab's Notebook Jobs, taken by tests/integration/test_notebook_jobs_lab.py.
-    named |= {f"notebook-jobs-{name}-light.png" for name in ("form", "refused", "list", "run")}
+    named |= {
+        f"notebook-jobs-{name}-light.png"
+        for name in ("form", "refused", "list", "run", "schedule", "definition")
+    }
     assert {p.name for p in DOCS_SHOTS.glob("*.png")} == named

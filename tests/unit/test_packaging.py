@@ -74,14 +74,18 @@ def test_the_wheel_installs_only_gpuportal_names(installed_wheel: Path) -> None:
 def _run_isolated(site: Path, code: str, tmp_path: Path, *, also: tuple[str, ...] = ()) -> str:
     """Python without site-packages (so not the editable checkout), the wheel's folder and
     its base dependencies alone on its path (jinja2, python-hostlist, pydantic for the profile
-    spec and PyYAML for notebook jobs' parameters), with the packages named in `also` (of the
-    extra under test), run away from the checkout."""
+    spec, PyYAML for notebook jobs' parameters, croniter with python-dateutil for their
+    schedules), with the packages named in `also` (of the extra under test), run away from the
+    checkout."""
     import annotated_types
+    import croniter
+    import dateutil
     import hostlist  # type: ignore[import-untyped]
     import jinja2
     import markupsafe
     import pydantic
     import pydantic_core
+    import six  # type: ignore[import-untyped]
     import typing_extensions
     import typing_inspection
     import yaml
@@ -96,9 +100,11 @@ def _run_isolated(site: Path, code: str, tmp_path: Path, *, also: tuple[str, ...
         annotated_types,
         typing_inspection,
         yaml,
+        croniter,
+        dateutil,
     ):
         shutil.copytree(Path(str(package.__file__)).parent, deps / package.__name__)
-    for module in (typing_extensions, hostlist):
+    for module in (typing_extensions, hostlist, six):
         shutil.copy(str(module.__file__), deps)
     for name in also:
         shutil.copytree(Path(str(importlib.import_module(name).__file__)).parent, deps / name)

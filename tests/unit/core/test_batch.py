@@ -58,12 +58,19 @@ def test_arguments_are_quoted_for_the_shell() -> None:
         ({"args": ("ok", "two\nlines")}, "args", "one line"),
         ({"runtime": 10}, "runtime", "at least 00:01:00"),
         ({"gpu_type": "a100:2,gpu:h100"}, "gpu_type", "GPU kind"),
+        ({"begin": "now\n#SBATCH --uid=0"}, "begin", "YYYY-MM-DDTHH:MM:SS"),
     ],
 )
 def test_bad_values_name_their_field(change: dict[str, object], field: str, rule: str) -> None:
     with pytest.raises(BatchJobError, match=re.escape(rule)) as caught:
         dataclasses.replace(golden_batch_job("torchrun"), **change)
     assert caught.value.field == field
+
+
+def test_a_job_with_a_begin_waits_in_the_queue_until_then() -> None:
+    job = dataclasses.replace(golden_batch_job("notebook"), begin="2026-12-01T03:00:00")
+    assert "#SBATCH --begin=2026-12-01T03:00:00\n" in render_batch_script(job)
+    assert "--begin" not in render_batch_script(golden_batch_job("notebook"))
 
 
 def test_container_images_are_checked() -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from gpuportal_core.environments import SoftwareEnvironment
 from gpuportal_core.profiles import default_profile_config, load_profiles
+from gpuportal_spawner.notebook_definitions import unnest
 from gpuportal_spawner.notebook_jobs import Refused, choices, job_request
 
 PROFILES = load_profiles(default_profile_config())
@@ -106,3 +107,17 @@ def test_the_choices_say_what_each_profile_gives() -> None:
             "session_venv": False,
         },
     ]
+
+
+def test_a_definitions_refusal_names_the_jobs_fields_as_for_a_job() -> None:
+    answer = {
+        "detail": [
+            {"loc": ["body", "job", "args"], "msg": "lr: '[1,' is not a JSON or YAML value"},
+            {"loc": ["body", "schedule"], "msg": "'x' is not a cron schedule"},
+        ]
+    }
+    assert [item["loc"] for item in unnest(answer)["detail"]] == [
+        ["body", "args"],
+        ["body", "schedule"],
+    ]
+    assert unnest({"detail": "Slurm said no"}) == {"detail": "Slurm said no"}

@@ -11,15 +11,17 @@ from typing import Any
 
 import pytest
 from jupyter_scheduler.exceptions import SchedulerError
-from jupyter_scheduler.models import CreateJob, ListJobsQuery, Status
-
-from gpuportal_session.notebook_jobs_hub import HubRefused, words
-from gpuportal_session.notebook_scheduler import (
-    PortalEnvironments,
-    SlurmNotebookScheduler,
-    describe,
-    status_of,
+from jupyter_scheduler.models import (
+    CreateJob,
+    CreateJobDefinition,
+    ListJobsQuery,
+    Status,
+    UpdateJobDefinition,
 )
+
+from gpuportal_session.notebook_job_views import describe, described_definition, status_of
+from gpuportal_session.notebook_jobs_hub import HubRefused, words
+from gpuportal_session.notebook_scheduler import PortalEnvironments, SlurmNotebookScheduler
 
 CHOICES = {
     "profiles": [
@@ -276,3 +278,76 @@ def test_a_notebook_whose_name_looks_like_a_pattern_still_finds_its_run(tmp_path
     (runs / "exp[1].ipynb").write_text("{}")
     done = describe(record(str(notebook), state="COMPLETED"), str(tmp_path))
     assert done.job_files[0].file_path == "exp[1]-runs/2026-11-29_18-05-02_job1234/exp[1].ipynb"
+
+
+DEFINITION = {
+    "id": 4,
+    "name": "nightly",
+    "job": {"script": "/home/alice/work/train.ipynb", "gpus_per_node": 1, "args": ["lr=0.1"]},
+    "schedule": "0 3 * * *",
+    "timezone": "Europe/Paris",
+    "active": True,
+    "created_at": "2026-11-29T14:00:00+00:00",
+    "updated_at": "2026-11-29T14:00:00+00:00",
+}
+
+
+def test_a_definition_asks_the_hub_with_its_schedule_and_zone(tmp_path: Path) -> None:
+    (tmp_path / "train.ipynb").write_text("{}")
+    hub = StandInHub({("POST", "/definitions"): DEFINITION, ("GET", "/choices"): CHOICES})
+    model = CreateJobDefinition(
+        input_uri="train.ipynb",
+        runtime_environment_name="Session default",
+        compute_type="gpu-1 · 1 GPU",
+        name="nightly",
+        schedule="0 3 * * *",
+        timezone="Europe/Paris",
+    )
+    assert asyncio.run(scheduler(tmp_path, hub).create_job_definition(model)) == "portal-4"
+    (method, path, body) = hub.asked[-1]
+    assert (method, path) == ("POST", "/definitions")
+    assert body == {
+        "name": "nightly",
+        "notebook": f"{tmp_path}/train.ipynb",
+        "profile": "gpu-1",
+        "environment": "",
+        "parameters": [],
+        "schedule": "0 3 * * *",
+        "timezone": "Europe/Paris",
+    }
+
+
+def test_pausing_a_definition_sends_only_what_changes(tmp_path: Path) -> None:
+    hub = StandInHub({("PATCH", "/definitions/4"): DEFINITION})
+    pause = UpdateJobDefinition(active=False)
+    asyncio.run(scheduler(tmp_path, hub).update_job_definition("portal-4", pause))
+    assert hub.asked == [("PATCH", "/definitions/4", {"active": False})]
+    # The edit form's Save: a new schedule, the notebook sent back as it was shown.
+    hub.answers[("GET", "/definitions/4")] = DEFINITION
+    edit = UpdateJobDefinition(schedule="30 2 * * *", timezone="UTC", input_uri="train.ipynb")
+    asyncio.run(scheduler(tmp_path, hub).update_job_definition("portal-4", edit))
+    assert hub.asked[-1] == (
+        "PATCH",
+        "/definitions/4",
+        {"schedule": "30 2 * * *", "timezone": "UTC"},
+    )
+    with pytest.raises(SchedulerError, match="compute_type are set when it is made"):
+        asyncio.run(
+            scheduler(tmp_path, hub).update_job_definition(
+                "portal-4", UpdateJobDefinition(compute_type="gpu-2")
+            )
+        )
+
+
+def test_a_definition_shows_with_its_schedule_and_its_runs_point_to_it(tmp_path: Path) -> None:
+    shown = described_definition(DEFINITION)
+    assert (shown.job_definition_id, shown.schedule, shown.timezone, shown.active) == (
+        "portal-4",
+        "0 3 * * *",
+        "Europe/Paris",
+        True,
+    )
+    assert shown.input_filename == "train.ipynb" and shown.parameters == {"lr": "0.1"}
+    run = describe(record(f"{tmp_path}/train.ipynb", schedule_id=4), str(tmp_path))
+    assert run.job_definition_id == "portal-4"
+    assert describe(record(f"{tmp_path}/train.ipynb"), str(tmp_path)).job_definition_id is None

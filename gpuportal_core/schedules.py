@@ -1,0 +1,63 @@
+"""Schedules of notebook job definitions: a cron expression in a time zone, and its next time.
+
+A definition's next run waits in Slurm's queue as a job with `--begin` at that time (the portal
+keeps one such job queued per active definition: gpuportal_portal.schedule_service), so runs go
+on with no session and no portal process in between. Debian 12's Slurm 22.05 packages ship no
+`scrontab`, which would otherwise hold them; the pending job is what scrontab makes too.
+
+croniter reads the expressions (Jupyter Scheduler, which the session carries, reads its own
+with it too), so a schedule means here what the dialog meant.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from croniter import CroniterBadCronError, CroniterBadDateError, croniter
+
+# A schedule's fields: minute hour day-of-month month day-of-week, as crontab(5) has them.
+FIELDS = 5
+
+
+class ScheduleError(ValueError):
+    """A schedule or time zone that cannot be used: the field and what to write instead."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+        self.message = message
+
+
+def zone(name: str) -> ZoneInfo:
+    try:
+        return ZoneInfo(name or "UTC")
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: "Europe" is a folder
+        raise ScheduleError(
+            "timezone", f"{name!r} is not a time zone (write one like Europe/Paris or UTC)"
+        ) from None
+
+
+def check_schedule(expression: str, timezone: str) -> None:
+    """Raise ScheduleError unless `expression` is a five-field cron schedule and `timezone` a
+    zone name."""
+    zone(timezone)
+    fields = expression.split()
+    if len(fields) != FIELDS or not croniter.is_valid(expression):
+        raise ScheduleError(
+            "schedule",
+            f"{expression!r} is not a cron schedule: five fields, minute hour day month "
+            "weekday (0 3 * * * is every day at 03:00)",
+        )
+
+
+def next_time(expression: str, timezone: str, after: datetime) -> datetime:
+    """The first time after `after` (aware) the schedule fires, in UTC."""
+    check_schedule(expression, timezone)
+    local = after.astimezone(zone(timezone))
+    try:
+        fire: datetime = croniter(expression, local).get_next(datetime)
+    except (CroniterBadCronError, CroniterBadDateError) as error:
+        # A valid expression that never fires (30 2 31 2 *: 31 February).
+        raise ScheduleError("schedule", f"{expression!r} never fires ({error})") from None
+    return fire.astimezone(UTC)

@@ -1,0 +1,95 @@
+"""Notebook job definitions on a schedule, through the portal's API on the local cluster: the
+next run waits in Slurm's queue for its time (sbatch --begin), runs with no session, and the
+one after it is queued; pausing cancels the waiting run, deleting forgets the definition."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from datetime import datetime
+from typing import Any
+
+import pytest
+import requests
+
+from tests.integration.conftest import Hub
+from tests.integration.test_multinode_jobs import JOBS, alice_token
+from tests.integration.test_notebook_jobs import _job, _runs
+
+pytestmark = pytest.mark.integration
+__all__ = ["alice_token"]  # the fixture, used by name below
+
+SCHEDULES = "/services/portal/api/schedules"
+
+
+def _ask(hub: Hub, token: str, method: str, path: str, **kwargs: Any) -> requests.Response:
+    headers = {"Authorization": f"token {token}"}
+    return requests.request(method, f"{hub.url}{path}", headers=headers, timeout=60, **kwargs)
+
+
+def _no_session(user: str) -> None:
+    sessions = subprocess.run(
+        ["squeue", "-h", "-u", user, "-o", "%j"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert not [name for name in sessions if name.startswith("gpuportal:session")], sessions
+
+
+def test_a_scheduled_notebook_runs_twice_from_slurms_queue_with_no_session(
+    hub: Hub, alice_token: str
+) -> None:
+    runs = _runs("train_params")
+    body = {
+        "job": _job("nightly", "train_params.ipynb", "lr=0.25"),
+        "schedule": "* * * * *",
+        "timezone": "Europe/Paris",
+    }
+    made = _ask(hub, alice_token, "POST", SCHEDULES, json=body)
+    assert made.status_code == 201, made.text
+    definition = made.json()
+    try:
+        _no_session("alice")
+        # The first run is in Slurm's queue, held until the next minute begins.
+        first = _ask(hub, alice_token, "GET", f"{JOBS}/{definition['next_job']}").json()
+        assert first["state"] == "PENDING" and first["schedule_id"] == definition["id"]
+        begin = datetime.fromisoformat(definition["next_run"])
+        assert begin.second == 0 and 0 < (begin - datetime.now(begin.tzinfo)).total_seconds() <= 60
+        assert "--begin=" in first["script"]
+        # Two runs complete, each queued by the one before it leaving the queue.
+        deadline = time.monotonic() + 200
+        done: list[dict[str, Any]] = []
+        while time.monotonic() < deadline and len(done) < 2:
+            time.sleep(5)
+            jobs = _ask(hub, alice_token, "GET", f"{JOBS}?mine=true&kind=job").json()
+            mine = [j for j in jobs if j["schedule_id"] == definition["id"]]
+            done = [j for j in mine if j["state"] == "COMPLETED"]
+        assert len(done) >= 2, mine
+        starts = sorted(datetime.fromisoformat(j["started_at"]) for j in done[:2])
+        assert (starts[1] - starts[0]).total_seconds() >= 50  # a minute apart, not at once
+        assert len(list(runs.iterdir())) >= 2  # each run's executed notebook, in a folder
+        _no_session("alice")
+        # Paused: the waiting run is cancelled and gone; resumed: one is queued again.
+        paused = _ask(
+            hub, alice_token, "PATCH", f"{SCHEDULES}/{definition['id']}", json={"active": False}
+        ).json()
+        assert (paused["active"], paused["next_job"], paused["next_run"]) == (False, None, "")
+        waiting = subprocess.run(
+            ["squeue", "-h", "-u", "alice", "-n", "nightly", "-t", "PENDING", "-o", "%i"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
+        assert waiting == []
+        # A schedule that does not parse is refused at its field; nothing changes.
+        bad = _ask(
+            hub,
+            alice_token,
+            "PATCH",
+            f"{SCHEDULES}/{definition['id']}",
+            json={"schedule": "every night"},
+        )
+        assert bad.status_code == 422
+        assert "not a cron schedule" in bad.text and "schedule" in bad.text
+    finally:
+        gone = _ask(hub, alice_token, "DELETE", f"{SCHEDULES}/{definition['id']}")
+        assert gone.status_code == 204
+    assert _ask(hub, alice_token, "GET", f"{SCHEDULES}/{definition['id']}").status_code == 404

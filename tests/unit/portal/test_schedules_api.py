@@ -1,0 +1,55 @@
+"""The schedules API refuses what cannot be scheduled at its field, before anything is kept or
+submitted (the runs themselves: tests/integration/test_notebook_schedules.py)."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from gpuportal_portal.identity import HubIdentity
+from tests.unit.portal.conftest import API
+
+BOB = {"Authorization": "token full"}
+JOB = {
+    "name": "nightly",
+    "launcher": "notebook",
+    "nodes": 1,
+    "gpus_per_node": 1,
+    "script": "/home/bob/train.ipynb",
+}
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "words"),
+    [
+        ({"schedule": "every night"}, "schedule", "not a cron schedule: five fields"),
+        ({"schedule": "0 3 * * *", "timezone": "Mars/Olympus"}, "timezone", "not a time zone"),
+    ],
+)
+def test_a_schedule_that_cannot_be_read_is_refused_and_nothing_is_kept(
+    client: tuple[TestClient, HubIdentity], body: dict[str, str], field: str, words: str
+) -> None:
+    test_client = client[0]
+    refused = test_client.post(f"{API}/schedules", headers=BOB, json={"job": JOB, **body})
+    assert refused.status_code == 422, refused.text
+    (problem,) = refused.json()["detail"]
+    assert problem["loc"] == ["body", field] and words in problem["msg"]
+    assert test_client.get(f"{API}/schedules", headers=BOB).json() == []
+
+
+def test_a_job_that_begins_later_needs_a_zone(client: tuple[TestClient, HubIdentity]) -> None:
+    test_client = client[0]
+    refused = test_client.post(
+        f"{API}/jobs/preview", headers=BOB, json={**JOB, "begin": "2026-12-01T03:00:00"}
+    )
+    assert refused.status_code == 422, refused.text
+    assert refused.json()["detail"][0]["loc"] == ["body", "begin"]
+
+
+def test_someone_elses_schedule_is_not_found(client: tuple[TestClient, HubIdentity]) -> None:
+    test_client = client[0]
+    for method in ("GET", "PATCH", "DELETE"):
+        answer = test_client.request(
+            method, f"{API}/schedules/7", headers=BOB, json={} if method == "PATCH" else None
+        )
+        assert answer.status_code == 404, (method, answer.text)
