@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from gpuportal_adapters.slurm import SlurmClient, SlurmError
@@ -188,10 +188,18 @@ async def change(
 
 
 async def remove(session: Session, definition: NotebookSchedule, slurm: SlurmClient) -> None:
-    """Cancel its queued run and forget it; its past runs stay in the history."""
+    """Cancel its queued run and forget it; its past runs stay in the history, as jobs of
+    their own (a later definition may get its number: SQLite reuses a deleted row's id)."""
     await unqueue(session, definition, slurm)
     audit("schedule_delete", user=definition.user, schedule=definition.id)
-    await db.step(session, _delete, definition)
+    await db.step(session, _forget, definition)
+
+
+def _forget(session: Session, definition: NotebookSchedule) -> None:
+    runs = update(JobRecord).where(JobRecord.schedule_id == definition.id)
+    session.execute(runs.values(schedule_id=None))
+    session.delete(definition)
+    session.commit()
 
 
 async def run_now(session: Session, definition: NotebookSchedule, deps: Deps) -> JobRecord:

@@ -93,3 +93,8 @@ def test_a_scheduled_notebook_runs_twice_from_slurms_queue_with_no_session(
         gone = _ask(hub, alice_token, "DELETE", f"{SCHEDULES}/{definition['id']}")
         assert gone.status_code == 204
     assert _ask(hub, alice_token, "GET", f"{SCHEDULES}/{definition['id']}").status_code == 404
+    # Its runs stay, as jobs of their own: a later definition that gets its number (SQLite
+    # reuses a deleted row's) does not take them.
+    jobs = _ask(hub, alice_token, "GET", f"{JOBS}?mine=true&kind=job").json()
+    assert [j for j in jobs if j["name"] == "nightly" and j["state"] == "COMPLETED"]
+    assert not [j for j in jobs if j["schedule_id"] == definition["id"]]
