@@ -88,12 +88,29 @@ def outputs_folder(notebook: str, slurm_job_id: str) -> str | None:
     return found[0] if found else None
 
 
+def request_fields(request: dict[str, Any]) -> dict[str, Any]:
+    """What a job and a definition show alike of the portal's job request: the notebook's
+    name, the environment, the parameters and the GPUs."""
+    environment = request.get("environment") or request.get("container") or {}
+    parameters = dict(a.split("=", 1) for a in request.get("args") or [] if "=" in a)
+    gpus = f"{request.get('gpus_per_node')} GPU {request.get('gpu_type') or ''}".strip()
+    return {
+        "input_filename": os.path.basename(str(request.get("script") or "")),
+        "runtime_environment_name": str(
+            environment.get("prefix") or environment.get("image") or "Session default"
+        ),
+        "runtime_environment_parameters": None,
+        "output_formats": list(FORMATS),
+        "parameters": parameters or None,
+        "compute_type": gpus,
+    }
+
+
 def describe(record: dict[str, Any], root_dir: str) -> DescribeJob:
     """A portal job record as Jupyter Scheduler's list and detail show it."""
     request = record.get("request") or {}
     notebook = str(request.get("script") or "")
     name = os.path.basename(notebook)
-    parameters = dict(arg.split("=", 1) for arg in request.get("args") or [] if "=" in arg)
     folder = outputs_folder(notebook, str(record.get("slurm_job_id") or ""))
     files = []
     for fmt, label in FORMATS.items():
@@ -106,7 +123,6 @@ def describe(record: dict[str, Any], root_dir: str) -> DescribeJob:
                 file_path=os.path.relpath(path, root_dir) if exists else None,
             )
         )
-    environment = request.get("environment") or request.get("container") or {}
     submitted = _ms(record.get("submitted_at")) or 0
     return DescribeJob(
         job_id=job_id(int(record["id"])),
@@ -114,14 +130,7 @@ def describe(record: dict[str, Any], root_dir: str) -> DescribeJob:
         if record.get("schedule_id")
         else None,
         name=str(record.get("name") or ""),
-        input_filename=name,
-        runtime_environment_name=str(
-            environment.get("prefix") or environment.get("image") or "Session default"
-        ),
-        runtime_environment_parameters=None,
-        output_formats=list(FORMATS),
-        parameters=parameters or None,
-        compute_type=f"{request.get('gpus_per_node')} GPU {request.get('gpu_type') or ''}".strip(),
+        **request_fields(request),
         url=f"/jobs/{job_id(int(record['id']))}",
         create_time=submitted,
         update_time=submitted,
@@ -142,23 +151,14 @@ def describe(record: dict[str, Any], root_dir: str) -> DescribeJob:
 
 def described_definition(definition: dict[str, Any]) -> DescribeJobDefinition:
     """A portal definition as Jupyter Scheduler's definitions list and detail show it."""
-    job = definition.get("job") or {}
-    name = os.path.basename(str(job.get("script") or ""))
-    environment = job.get("environment") or job.get("container") or {}
+    shown = request_fields(definition.get("job") or {})
     created = _ms(definition.get("created_at")) or 0
     return DescribeJobDefinition(
         job_definition_id=definition_id(int(definition["id"])),
         name=str(definition.get("name") or ""),
-        input_filename=name,
-        runtime_environment_name=str(
-            environment.get("prefix") or environment.get("image") or "Session default"
-        ),
-        runtime_environment_parameters=None,
-        output_formats=list(FORMATS),
-        parameters=dict(a.split("=", 1) for a in job.get("args") or [] if "=" in a) or None,
-        compute_type=f"{job.get('gpus_per_node')} GPU {job.get('gpu_type') or ''}".strip(),
+        **shown,
         # Shown as the output directory: each run's folder beside the notebook.
-        output_filename_template=f"{os.path.splitext(name)[0]}-runs/DATE_jobID/",
+        output_filename_template=f"{os.path.splitext(shown['input_filename'])[0]}-runs/DATE_jobID/",
         schedule=definition.get("schedule"),
         timezone=definition.get("timezone"),
         create_time=created,

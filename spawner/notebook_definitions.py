@@ -19,13 +19,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from gpuportal_spawner.notebook_jobs import (
-    LAUNCHER,
-    NOTEBOOK_JOBS_PATH,
-    NotebookJobsHandler,
-    Refused,
-    job_request,
-)
+from gpuportal_spawner.notebook_jobs import LAUNCHER, NOTEBOOK_JOBS_PATH, NotebookJobsHandler
 
 DEFINITIONS_ROUTE = rf"/{NOTEBOOK_JOBS_PATH}/definitions(?:/([0-9]+)(/runs)?)?"
 CHANGES = ("active", "schedule", "timezone", "name")
@@ -75,16 +69,10 @@ class NotebookDefinitionsHandler(NotebookJobsHandler):
                 status, answer = 405, {"detail": "POST .../definitions/ID/runs runs it now"}
             self.send(answer, status)
             return
-        try:
-            body = self.json_body()
-            request = job_request(body, *await self._offer())
-        except ValueError as error:
-            self.send({"detail": f"not a JSON object: {error}"}, 400)
+        asked = await self._asked_job()
+        if asked is None:
             return
-        except Refused as refused:
-            problem = {"loc": ["body", refused.field], "msg": refused.message, "type": "rule"}
-            self.send({"detail": [problem]}, 422)
-            return
+        body, request = asked
         schedule = {
             "job": request,
             "schedule": str(body.get("schedule") or ""),

@@ -194,6 +194,19 @@ class NotebookJobsHandler(JsonHandler):
         offer = await self.current_user.spawner.offer()
         return list(offer.profiles), list(offer.environments)
 
+    async def _asked_job(self) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The request's body and the portal's job request for it; None when refused (the
+        refusal sent: 400 for a body that is not JSON, 422 at the field for the rest)."""
+        try:
+            body = self.json_body()
+            return body, job_request(body, *await self._offer())
+        except ValueError as error:
+            self.send({"detail": f"not a JSON object: {error}"}, 400)
+        except Refused as refused:
+            problem = {"loc": ["body", refused.field], "msg": refused.message, "type": "rule"}
+            self.send({"detail": [problem]}, 422)
+        return None
+
     async def get(self, job_id: str | None = None, record: str | None = None) -> None:
         if not self._allowed():
             return
@@ -218,16 +231,10 @@ class NotebookJobsHandler(JsonHandler):
         if job_id or record:
             self.send({"detail": "POST to /hub/gpuportal/notebook-jobs, with no id"}, 405)
             return
-        try:
-            body = self.json_body()
-            request = job_request(body, *await self._offer())
-        except ValueError as error:
-            self.send({"detail": f"not a JSON object: {error}"}, 400)
+        asked = await self._asked_job()
+        if asked is None:
             return
-        except Refused as refused:
-            problem = {"loc": ["body", refused.field], "msg": refused.message, "type": "rule"}
-            self.send({"detail": [problem]}, 422)
-            return
+        body, request = asked
         key = str(body.get("idempotency_key") or "")
         headers = {"Idempotency-Key": key} if key else None
         status, answer = await self._portal("POST", "/jobs", request, headers)

@@ -21,6 +21,19 @@ pytestmark = pytest.mark.integration
 NOTEBOOK_JOB_SHOTS = ("form", "refused", "list", "run", "schedule", "definition")
 
 
+def _open_the_notebook(hub: Hub, browser: Any) -> Any:
+    """alice's session, with jobs/train_params.ipynb open and no earlier runs of it."""
+    install_job_files("alice")
+    cancel_user_jobs("alice")
+    _runs("train_params")
+    page = log_in(browser, hub, "alice", "alice-demo", viewport={"width": 1400, "height": 900})
+    page.set_default_timeout(120_000)
+    open_lab(page, hub, "alice")
+    page.goto(f"{hub.url}/user/alice/lab/tree/jobs/train_params.ipynb?reset")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
+    return page
+
+
 def test_a_notebook_job_from_the_labs_own_dialog(
     hub: Hub, clean: None, browser: Any, tmp_path: Path
 ) -> None:
@@ -31,14 +44,7 @@ def test_a_notebook_job_from_the_labs_own_dialog(
         assert name in NOTEBOOK_JOB_SHOTS
         page.screenshot(path=str(out / f"notebook-jobs-{name}-light.png"))
 
-    install_job_files("alice")
-    cancel_user_jobs("alice")
-    _runs("train_params")
-    page = log_in(browser, hub, "alice", "alice-demo", viewport={"width": 1400, "height": 900})
-    page.set_default_timeout(120_000)
-    open_lab(page, hub, "alice")
-    page.goto(f"{hub.url}/user/alice/lab/tree/jobs/train_params.ipynb?reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
+    page = _open_the_notebook(hub, browser)
     # Another notebook selected in the file browser, as after a look through the folder: the
     # toolbar's button still makes a job of the notebook it sits on (Jupyter Scheduler's own
     # took the browser's selection: that other file, or nothing where none was selected).
@@ -105,14 +111,7 @@ def test_a_notebook_on_a_schedule_from_the_labs_own_dialog(
     it."""
     out = folder(tmp_path)
     out.mkdir(parents=True, exist_ok=True)
-    install_job_files("alice")
-    cancel_user_jobs("alice")
-    _runs("train_params")
-    page = log_in(browser, hub, "alice", "alice-demo", viewport={"width": 1400, "height": 900})
-    page.set_default_timeout(120_000)
-    open_lab(page, hub, "alice")
-    page.goto(f"{hub.url}/user/alice/lab/tree/jobs/train_params.ipynb?reset")
-    page.wait_for_selector(".jp-NotebookPanel .jp-Cell")
+    page = _open_the_notebook(hub, browser)
     page.click(".jp-NotebookPanel-toolbar [data-command='gpuportal:create-notebook-job']")
     page.wait_for_selector("text=Create Job")
     page.wait_for_selector("text=Compute type")  # the form has its environments
