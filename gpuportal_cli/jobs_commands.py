@@ -113,8 +113,8 @@ def register(cli: click.Group) -> None:
     @click.argument("job_id", type=int)
     @click.pass_obj
     def jobs_show(obj: Any, job_id: int) -> None:
-        """One job: state, why it waits, nodes, exit code, what it used (once ended), the end
-        of its output."""
+        """One job: state, why it waits, nodes, exit code, what it used (once ended), a
+        notebook job's executed notebook, the end of its output."""
         job = obj.client.portal("GET", f"/jobs/{job_id}")
         use = _use(obj, job)
         if obj.json:
@@ -134,6 +134,11 @@ def register(cli: click.Group) -> None:
             click.echo(f"task {task}: {state}")
         if use is not None:
             click.echo(f"use: {use['summary']}")
+        outputs = job.get("outputs") or {}
+        if outputs.get("notebook"):  # a notebook job's run
+            click.echo(f"executed notebook: {outputs['notebook']}")
+        if outputs.get("html"):
+            click.echo(f"html: {outputs['html']}")
         click.echo("\n".join(job["output_tail"]))
 
     @jobs.command("follow")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from jinja2 import DictLoader
 from jupyter_client.kernelspec import KernelSpecManager, NoSuchKernel
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
@@ -38,6 +39,27 @@ from gpuportal_core.notebook_params import (
 
 # What the job's output says (the portal's Jobs page shows its last lines).
 PREFIX = "[notebook job]"
+
+
+# The HTML without what nbconvert's lab template loads from CDNs (require.js, MathJax,
+# Mermaid, the widgets' manager): clusters have no internet, and the portal serves this file
+# under a policy that loads nothing. Formulas stay as their TeX, outputs as drawn.
+OFFLINE_TEMPLATE = "gpuportal_offline.html.j2"
+_OFFLINE = """{%- extends 'lab/index.html.j2' -%}
+{%- block html_head_js -%}{%- endblock html_head_js -%}
+{%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
+{%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
+{%- block jupyter_widgets -%}{%- endblock jupyter_widgets -%}
+"""
+
+
+def html_of(nb: nbformat.NotebookNode) -> str:
+    """The executed notebook as one HTML file that loads nothing from elsewhere."""
+    exporter = HTMLExporter(
+        template_file=OFFLINE_TEMPLATE, extra_loaders=[DictLoader({OFFLINE_TEMPLATE: _OFFLINE})]
+    )
+    html, _ = exporter.from_notebook_node(nb)
+    return html
 
 
 class RunError(Exception):
@@ -153,8 +175,7 @@ def run(notebook: Path, parameter_texts: list[str], *, job_id: str) -> int:
         datetime.datetime.now().astimezone().isoformat(timespec="seconds")
     )
     write_notebook(nb, executed)
-    html, _ = HTMLExporter().from_notebook_node(nb)
-    executed.with_suffix(".html").write_text(html, encoding="utf-8")
+    executed.with_suffix(".html").write_text(html_of(nb), encoding="utf-8")
     if failed is not None:
         say(f"a cell raised {failed.ename}: {failed.evalue}; its traceback is in {executed}")
         return 1

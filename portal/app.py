@@ -19,7 +19,14 @@ from gpuportal_adapters.queue_reader import QueueReader
 from gpuportal_adapters.slurm import SlurmClient, SlurmUnavailable
 from gpuportal_core.resources import TEMPLATES_DIR
 from gpuportal_core.slurm_time import cluster_offset_minutes
-from gpuportal_portal import audit_stream, background, crud, db, schedule_service
+from gpuportal_portal import (
+    audit_stream,
+    background,
+    crud,
+    db,
+    notebook_outputs,
+    schedule_service,
+)
 from gpuportal_portal.cluster import ClusterUnavailable, PartitionCatalog
 from gpuportal_portal.crud import SlugTaken, VersionConflict
 from gpuportal_portal.deps import LoginRequired, PageForbidden
@@ -98,6 +105,14 @@ def create_app(
                 what="queue scheduled runs",
             )
             tasks.append(asyncio.create_task(keeper))
+            # An ended notebook job's executed notebook and HTML, found for its row.
+            outputs = background.repeat(
+                lambda: notebook_outputs.collect(app.state.database, app.state.slurm),
+                every=settings.job_look_seconds,
+                done="Found the outputs of %d ended notebook job(s)",
+                what="find notebook jobs' outputs",
+            )
+            tasks.append(asyncio.create_task(outputs))
         if settings.use_look_seconds > 0:
             database, slurm = app.state.database, app.state.slurm
             every = settings.use_look_seconds

@@ -92,6 +92,18 @@ class JobCreate(BaseModel):
     )
 
 
+class NotebookOutputsPublic(BaseModel):
+    """Where a notebook job's run wrote its executed notebook and HTML."""
+
+    folder: str
+    notebook: str = Field(description="The executed notebook, written after every cell.")
+    html: str = Field(description="Its HTML (GET /jobs/{id}/report); empty: the run wrote none.")
+    lab_path: str = Field(
+        description="The executed notebook's path in your JupyterLab (from your home); empty "
+        "when it is outside your home."
+    )
+
+
 class JobPublic(BaseModel):
     id: int
     user: str
@@ -124,6 +136,11 @@ class JobPublic(BaseModel):
         default=None,
         description="A run of this notebook job definition (GET /schedules/{id}); null for a "
         "job of its own.",
+    )
+    outputs: NotebookOutputsPublic | None = Field(
+        default=None,
+        description="A notebook job's executed notebook and HTML, once it has ended (on "
+        "GET /jobs/{id} while it runs too); null for other jobs, or not found (yet).",
     )
 
 

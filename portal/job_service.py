@@ -219,6 +219,7 @@ def public_fields(record: JobRecord) -> dict[str, Any]:
         "script": record.script,
         "use_state": use_state(record),
         "schedule_id": record.schedule_id,
+        "outputs": record.outputs or None,
     }
 
 

@@ -121,6 +121,9 @@ class JobRecord(Base):
     use: Mapped[dict[str, Any] | None] = mapped_column(nullable=True, default=None)
     # A run of a notebook job definition (NotebookSchedule.id); None for a job of its own.
     schedule_id: Mapped[int | None] = mapped_column(Integer, nullable=True, index=True)
+    # A notebook job's executed notebook and HTML, looked for once it has ended
+    # (gpuportal_portal.notebook_outputs); None until then, {} when its run made none.
+    outputs: Mapped[dict[str, Any] | None] = mapped_column(nullable=True, default=None)
 
 
 class NotebookSchedule(Base):

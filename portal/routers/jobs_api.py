@@ -11,9 +11,11 @@ watcher's next look.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Annotated, Literal
 
 from fastapi import APIRouter, Header, HTTPException, Path, Query, Response, status
+from fastapi.responses import HTMLResponse
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
@@ -21,7 +23,15 @@ from gpuportal_adapters.slurm import SlurmError, SlurmUnavailable
 from gpuportal_core.jobs import describe_reason
 from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_core.states import job_state, states_in
-from gpuportal_portal import crud, db, job_checks, job_output, job_service, use_collector
+from gpuportal_portal import (
+    crud,
+    db,
+    job_checks,
+    job_output,
+    job_service,
+    notebook_outputs,
+    use_collector,
+)
 from gpuportal_portal.api_errors import declared
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.deps import (
@@ -182,11 +192,42 @@ async def get_job(
 ) -> JobDetailPublic:
     """State, nodes, why it waits, start and end, exit code, and the last lines of its output."""
     record = await db.step(session, _own, caller, job_id)
+    fields = job_service.public_fields(record)
+    if record.outputs is None and record.started_at:
+        # A notebook job that runs: its executed notebook so far (kept once it has ended).
+        with contextlib.suppress(notebook_outputs.NotLookedAt):
+            fields["outputs"] = await notebook_outputs.find(slurm, record)
     return JobDetailPublic(
-        **job_service.public_fields(record),
+        **fields,
         waiting_because=describe_reason(record.reason) if record.state == "PENDING" else "",
         output_tail=await job_output.output_tail(slurm, record),
     )
+
+
+@router.get(
+    "/jobs/{job_id}/report",
+    response_class=HTMLResponse,
+    responses={200: {"content": {"text/html": {}}, "description": "The executed notebook."}},
+)
+async def job_report(
+    job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep
+) -> HTMLResponse:
+    """A notebook job's executed notebook as HTML, read as its user, shown under a policy that
+    runs none of its scripts and loads nothing (it is the user's own content, on the portal's
+    origin). A 404 until the run has written it (at its end)."""
+    record = await db.step(session, _own, caller, job_id)
+    html = (record.outputs or {}).get("html", "")
+    if not html:
+        what = "is not a notebook job" if record.launcher != "notebook" else "has no HTML yet"
+        raise HTTPException(
+            status.HTTP_404_NOT_FOUND,
+            f"Job {job_id} {what}: a notebook job's HTML is written when its run ends.",
+        )
+    try:
+        text = await notebook_outputs.read_report(slurm, record.user, html)
+    except notebook_outputs.ReportUnreadable as error:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, str(error)) from None
+    return HTMLResponse(text, headers=notebook_outputs.REPORT_HEADERS)
 
 
 @router.get("/jobs/{job_id}/output", response_model=JobOutputPart)

@@ -65,4 +65,6 @@ def test_the_docs_show_the_screenshots_this_test_takes() -> None:
         f"notebook-jobs-{name}-light.png"
         for name in ("form", "refused", "list", "run", "schedule", "definition")
     }
+    # And a notebook job on the portal's Jobs page, by tests/integration/test_notebook_jobs.py.
+    named |= {"notebook-jobs-portal-light.png", "notebook-jobs-report-light.png"}
     assert {p.name for p in DOCS_SHOTS.glob("*.png")} == named

@@ -7,13 +7,18 @@ from __future__ import annotations
 import pwd
 import re
 import shutil
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
 import requests
 
 from tests.integration.conftest import Hub
+from tests.integration.test_docs_screenshots import folder
+from tests.integration.test_live_profiles import log_in
 from tests.integration.test_multinode_jobs import JOBS, alice_token, run_to_the_end
 
 pytestmark = pytest.mark.integration
@@ -33,6 +38,22 @@ def _job(name: str, notebook: str, *parameters: str) -> dict[str, object]:
         "script": f"{JOBS_DIR}/{notebook}",
         "args": list(parameters),
     }
+
+
+def _get(hub: Hub, path: str, headers: dict[str, str]) -> Any:
+    answer = requests.get(f"{hub.url}{path}", headers=headers, timeout=30)
+    return answer.json() if answer.ok else {}
+
+
+def _once(ask: Callable[[], Any], done: Callable[[Any], Any], deadline_s: float = 150) -> Any:
+    """Ask until `done` says the answer is there: the portal looks after a job's end."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        answer = ask()
+        if answer and done(answer):
+            return answer
+        time.sleep(1)
+    raise AssertionError(f"not there after {deadline_s} s: {answer}")
 
 
 def _runs(stem: str) -> Path:
@@ -62,6 +83,28 @@ def test_a_parameterised_notebook_runs_on_a_gpu_and_its_outputs_land_beside_it(
     assert executed.cells[3].outputs[0]["data"]["text/plain"] == "[0.5, 0.25, 0.1667]"
     assert (folder / "train_params.html").stat().st_size > 0
     assert any(f"outputs in {folder}" in line for line in detail["output_tail"])
+    # One product: the portal's Jobs API names the run's outputs, shows its HTML (running
+    # nothing of it), and has what it used, as for any job.
+    mine = {"Authorization": f"token {alice_token}"}
+    # Kept on the record once the job has ended: the list has it too.
+    listed = _once(
+        lambda: _get(hub, f"{JOBS}?mine=true", mine),
+        lambda jobs: next(j for j in jobs if j["id"] == detail["id"])["outputs"],
+    )
+    job = next(j for j in listed if j["id"] == detail["id"])
+    assert job["outputs"] == {
+        "folder": str(folder),
+        "notebook": str(folder / "train_params.ipynb"),
+        "html": str(folder / "train_params.html"),
+        "lab_path": f"jobs/train_params-runs/{folder.name}/train_params.ipynb",
+    }
+    assert _get(hub, f"{JOBS}/{detail['id']}", mine)["outputs"] == job["outputs"]
+    report = requests.get(f"{hub.url}{JOBS}/{detail['id']}/report", headers=mine, timeout=30)
+    assert report.status_code == 200 and "run overnight: lr=0.5 epochs=3" in report.text
+    assert report.headers["content-security-policy"].startswith("sandbox;")
+    assert "cdnjs" not in report.text
+    use = _once(lambda: _get(hub, f"{JOBS}/{detail['id']}/use", mine), lambda u: "gpus" in u)
+    assert use["gpus"] == 1 and use["summary"]
 
 
 def test_a_notebook_whose_cell_raises_ends_failed_with_its_traceback(
@@ -91,3 +134,50 @@ def test_parameters_a_notebook_cannot_take_are_refused_at_their_field(
     (problem,) = answer.json()["detail"]
     assert problem["loc"][-1] == "args"
     assert "is not a JSON or YAML value" in problem["msg"]
+
+
+def test_a_notebook_job_on_the_portals_jobs_page(
+    hub: Hub, browser: Any, tmp_path: Path, alice_token: str
+) -> None:
+    """The Jobs page's form runs a notebook; its row says it is a notebook job and, once it has
+    ended, opens its executed notebook in the lab and its HTML as a page."""
+    out = folder(tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    runs = _runs("train_params")
+    page = log_in(browser, hub, "alice", "alice-demo", viewport={"width": 1400, "height": 900})
+    page.goto(f"{hub.url}/services/portal/jobs")
+    page.fill("#name", "nb-page")
+    page.fill("#command", "hostname")
+    page.select_option("#launcher", "notebook")
+    # A notebook is a file on one node: the form turns to a script and 1 node by itself.
+    assert page.is_checked("#what-script") and page.input_value("#nodes") == "1"
+    page.fill("#gpus_per_node", "1")
+    page.fill("#script", f"{JOBS_DIR}/train_params.ipynb")
+    page.fill("#args", "lr=0.25\nrun_name=from-the-page")
+    page.click("#submit")
+    row = "#jobs tbody tr[data-job]:has-text('nb-page')"
+    page.wait_for_selector(f"{row} td.gp-state:has-text('Completed')", timeout=120_000)
+    assert "notebook job · 1 node \N{MULTIPLICATION SIGN} 1 GPU" in page.inner_text(row)
+    report = page.wait_for_selector(f"{row} a:has-text('Report')", timeout=60_000)
+    (folder_,) = runs.iterdir()
+    opened = page.get_attribute(f"{row} a:has-text('Open notebook')", "href")
+    assert opened == (
+        f"/hub/user-redirect/lab/tree/jobs/train_params-runs/{folder_.name}/train_params.ipynb"
+    )
+    page.click(f"{row} button:has-text('Output')")
+    page.wait_for_selector("#detail-outputs:has-text('Executed notebook')")
+    assert str(folder_ / "train_params.ipynb") in page.inner_text("#detail-outputs")
+    # The list and the open output, from the list's heading to the end of the output.
+    top = page.locator("h2:has-text('Your jobs')").bounding_box()
+    end = page.locator("#detail-box").bounding_box()
+    assert top and end
+    height = end["y"] + end["height"] - top["y"] + 16
+    clip = {"x": 0, "y": top["y"] - 16, "width": 1400, "height": height}
+    page.screenshot(path=str(out / "notebook-jobs-portal-light.png"), full_page=True, clip=clip)
+    with page.context.expect_page() as shown:
+        report.click()
+    html = shown.value
+    html.wait_for_load_state()
+    assert "run from-the-page: lr=0.25" in html.inner_text("body")
+    html.screenshot(path=str(out / "notebook-jobs-report-light.png"))
+    html.close()

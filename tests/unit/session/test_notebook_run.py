@@ -5,6 +5,7 @@ in a dated folder beside it, a raising cell failing the run with its traceback k
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -134,3 +135,17 @@ def test_parameters_are_refused_for_a_kernel_that_is_not_python(tmp_path: Path) 
         notebook_run.RunError, match=r"Python notebooks only; this one's kernel is R"
     ):
         notebook_run.inject(nb, {"n": 1}, "R")
+
+
+def test_the_html_loads_nothing_from_elsewhere(tmp_path: Path) -> None:
+    """Clusters have no internet: nbconvert's lab template loads require.js and MathJax from
+    cdnjs; the run's HTML must not (its cells' outputs and the lab's styles stay)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells.append(nbformat.v4.new_markdown_cell("Loss $L = x^2$"))
+    nb.cells.append(nbformat.v4.new_code_cell("1 + 1", outputs=[]))
+    html = notebook_run.html_of(nb)
+    assert "Loss $L = x^2$" in html
+    assert "jp-Notebook" in html
+    # Nothing fetched: no script, stylesheet or module from a URL (comments may name some).
+    assert not re.search(r"(src|href)=[\"']?https?:|import\([\"']https?:|@import", html)
+    assert "cdnjs" not in html
