@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from gpuportal_core.capacity import LineEstimate
+from gpuportal_core.jobs import describe_reason
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,39 @@ def describe_queue(
             f" Expected start about {when} (in {span((start - now).total_seconds())}, {source})."
         )
     return f"{line} Waiting {span(waited)} so far."
+
+
+def why_queued(job_id: str, reason: str) -> str:
+    """ "Job 12 is queued: your group is at its GPU limit: ..." (Slurm's reason in words)."""
+    return f"Job {job_id} is queued: {describe_reason(reason)}."
+
+
+def queued_words(
+    place: QueuePlace,
+    *,
+    job_id: str,
+    reason: str,
+    partition: str,
+    gpu_type: str,
+    slurm_start: datetime | None,
+    waited: float,
+    now: datetime,
+) -> str:
+    """What a queued job waits for, in the waiting page's words: Slurm's reason, its place in
+    line, the expected start, the time waited. The same for a session and a notebook job."""
+    # First in its partition's line: the jobs Slurm ranks higher wait for other nodes (another
+    # partition's), so "others are ahead" (Priority) would contradict "1st of N".
+    if reason == "Priority" and place.position == 1:
+        reason = "None"
+    words = describe_queue(
+        place,
+        partition=partition,
+        gpu_type=gpu_type,
+        slurm_start=slurm_start,
+        waited=waited,
+        now=now,
+    )
+    return f"{why_queued(job_id, reason)} {words}"
 
 
 def queue_progress(waited: float, start: datetime | None, now: datetime) -> int:

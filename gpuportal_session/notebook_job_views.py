@@ -64,12 +64,15 @@ def _ms(iso: str | None) -> int | None:
 
 
 def message_of(record: dict[str, Any]) -> str:
-    """Where the job stands, in the words of the portal's Jobs page."""
+    """Where the job stands, in the words of the portal's Jobs page; a waiting one's in the
+    words of the hub's waiting page (why, its place in line, the expected start)."""
     state = str(record.get("state") or "")
-    said = f"Slurm job {record.get('slurm_job_id') or '(not yet)'} {job_state(state).meaning}"
     waiting = job_state(state).phase is Phase.QUEUED
-    if waiting and record.get("reason"):
-        said += f" ({record['reason']})"
+    if waiting and record.get("queue"):
+        return str(record["queue"])
+    said = f"Slurm job {record.get('slurm_job_id') or '(not yet)'} {job_state(state).meaning}"
+    if waiting and (record.get("waiting_because") or record.get("reason")):
+        said += f" ({record.get('waiting_because') or record['reason']})"
     if waiting and record.get("expected_start"):
         said += f"; Slurm expects it to start at {record['expected_start'][:16].replace('T', ' ')}"
     if record.get("exit_code") not in (None, 0):

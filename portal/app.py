@@ -33,6 +33,7 @@ from gpuportal_portal.deps import LoginRequired, PageForbidden
 from gpuportal_portal.headers import add_api_docs, add_security_headers
 from gpuportal_portal.identity import STATE_COOKIE_NAME, HubIdentity
 from gpuportal_portal.job_output import OutputFolders
+from gpuportal_portal.job_queue import QueueView
 from gpuportal_portal.job_service import IdempotencyMismatch, JobRejected, SubmissionUncertain
 from gpuportal_portal.job_watcher import JobWatcher
 from gpuportal_portal.lab_static import add_lab_static
@@ -147,6 +148,7 @@ def create_app(
     # GET /api/usage's answer per user, for USAGE_TTL_S (gpuportal_portal.routers.usage_api).
     app.state.recent_usage = {}
     app.state.output_folders = OutputFolders()
+    app.state.queue = QueueView(app.state.slurm, default_partition=settings.default_partition)
     # The job states the hub reads too: one squeue of every job, shared through queue_file.
     queue = QueueReader(
         app.state.slurm, shared=Path(settings.queue_file) if settings.queue_file else None

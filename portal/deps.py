@@ -16,6 +16,7 @@ from gpuportal_core.partitions import Partition
 from gpuportal_portal.cluster import ClusterUnavailable, PartitionCatalog
 from gpuportal_portal.identity import COOKIE_NAME, Caller, HubIdentity, MissingScope
 from gpuportal_portal.job_output import OutputFolders
+from gpuportal_portal.job_queue import QueueView
 from gpuportal_portal.job_watcher import JobWatcher
 from gpuportal_portal.settings import PortalSettings
 
@@ -53,6 +54,11 @@ def get_slurm(request: Request) -> SlurmClient:
 def get_output_folders(request: Request) -> OutputFolders:
     folders: OutputFolders = request.app.state.output_folders
     return folders
+
+
+def get_queue(request: Request) -> QueueView:
+    queue: QueueView = request.app.state.queue
+    return queue
 
 
 def get_watcher(request: Request) -> JobWatcher:
@@ -140,6 +146,7 @@ PartitionsDep = Annotated[dict[str, Partition] | ClusterUnavailable, Depends(get
 FormDep = Annotated[FormData, Depends(get_form)]
 SlurmDep = Annotated[SlurmClient, Depends(get_slurm)]
 WatcherDep = Annotated[JobWatcher, Depends(get_watcher)]
+QueueDep = Annotated[QueueView, Depends(get_queue)]
 OutputFoldersDep = Annotated[OutputFolders, Depends(get_output_folders)]
 SettingsDep = Annotated[PortalSettings, Depends(get_settings)]
 MaybeCaller = Annotated[Caller | None, Depends(get_caller)]

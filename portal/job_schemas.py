@@ -123,6 +123,17 @@ class JobPublic(BaseModel):
     expected_start: str = Field(
         description="While it waits: when Slurm expects to start it (ISO 8601 with the zone)."
     )
+    waiting_because: str = Field(
+        default="",
+        description="While it waits: Slurm's reason in words (a group at its GPU limit, a "
+        "maintenance window), the words the hub's waiting page uses for a session.",
+    )
+    queue: str = Field(
+        default="",
+        description="While it waits (GET /jobs and /jobs/{id}): why, its place in line, the "
+        "expected start and the time waited, in the hub's waiting page's words; a job on one "
+        "node gets its place in line.",
+    )
     tasks: dict[str, str] = Field(description="An array job's tasks and their states.")
     request: dict[str, object]
     script: str
@@ -145,7 +156,6 @@ class JobPublic(BaseModel):
 
 
 class JobDetailPublic(JobPublic):
-    waiting_because: str = ""
     output_tail: list[str] = Field(default_factory=list)
 
 

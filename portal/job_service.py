@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from gpuportal_adapters.slurm import SlurmClient, SlurmError, SlurmUnavailable
+from gpuportal_core.jobs import describe_reason
 from gpuportal_core.slurm_time import slurm_time_with_zone
 from gpuportal_core.states import job_state
 from gpuportal_core.tags import batch_tag
@@ -214,6 +215,7 @@ def public_fields(record: JobRecord) -> dict[str, Any]:
         "started_at": slurm_time_with_zone(record.started_at),
         "ended_at": slurm_time_with_zone(record.ended_at),
         "expected_start": slurm_time_with_zone(record.expected_start),
+        "waiting_because": describe_reason(record.reason) if record.state == "PENDING" else "",
         "tasks": record.tasks,
         "request": record.request,
         "script": record.script,

@@ -6,8 +6,14 @@ from __future__ import annotations
 from datetime import datetime
 
 from gpuportal_adapters.cluster_snapshot import ClusterSnapshot
-from gpuportal_core.jobs import JobInfo, describe_reason
-from gpuportal_core.queue_view import describe_queue, queue_place, queue_progress, span
+from gpuportal_core.jobs import JobInfo
+from gpuportal_core.queue_view import (
+    queue_place,
+    queue_progress,
+    queued_words,
+    span,
+    why_queued,
+)
 from gpuportal_core.request import SpawnRequest
 from gpuportal_core.slurm_time import slurm_datetime
 
@@ -30,8 +36,8 @@ async def queued_note(
         # No look at the cluster has answered since the hub started (Slurm busy placing the
         # jobs that just filled it): say that the rest is coming, rather than stop at the reason.
         return (
-            f"{_why(info.job_id, info.reason)} Its place in line and expected start follow as "
-            f"soon as Slurm answers (waiting {span(waited)} so far).",
+            f"{why_queued(info.job_id, info.reason)} Its place in line and expected start "
+            f"follow as soon as Slurm answers (waiting {span(waited)} so far).",
             15,
         )
     profile = request.profile
@@ -41,22 +47,15 @@ async def queued_note(
         gpus=profile.gpus,
         runtime=request.runtime,
     )
-    # First in its partition's line: the jobs Slurm ranks higher wait for other nodes (another
-    # partition's), so "others are ahead" (Priority) would contradict "1st of N".
-    reason = "None" if info.reason == "Priority" and place.position == 1 else info.reason
     slurm_start = slurm_datetime(info.start)  # "N/A" until Slurm's backfill looked at it
-    words = describe_queue(
+    words = queued_words(
         place,
+        job_id=info.job_id,
+        reason=info.reason,
         partition=profile.partition,
         gpu_type=profile.gpu_type,
         slurm_start=slurm_start,
         waited=waited,
         now=now,
     )
-    return f"{_why(info.job_id, reason)} {words}", queue_progress(
-        waited, slurm_start or place.start, now
-    )
-
-
-def _why(job_id: str, reason: str) -> str:
-    return f"Job {job_id} is queued: {describe_reason(reason)}."
+    return words, queue_progress(waited, slurm_start or place.start, now)

@@ -20,7 +20,6 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from gpuportal_adapters.slurm import SlurmError, SlurmUnavailable
-from gpuportal_core.jobs import describe_reason
 from gpuportal_core.launchers import LAUNCHERS
 from gpuportal_core.states import job_state, states_in
 from gpuportal_portal import (
@@ -39,6 +38,7 @@ from gpuportal_portal.deps import (
     ApiWriter,
     CatalogDep,
     OutputFoldersDep,
+    QueueDep,
     SessionDep,
     SettingsDep,
     SlurmDep,
@@ -155,9 +155,10 @@ async def submit_job(
 
 
 @router.get("/jobs", response_model=list[JobPublic])
-def list_jobs(
+async def list_jobs(
     session: SessionDep,
     caller: ApiCaller,
+    queue: QueueDep,
     mine: bool = False,
     limit: int = 100,
     phase: Annotated[
@@ -182,13 +183,14 @@ def list_jobs(
     if kind is not None:
         is_session = JobRecord.launcher == SESSION_LAUNCHER
         query = query.where(is_session if kind == "session" else ~is_session)
-    records = list(session.scalars(query))
-    return [JobPublic(**job_service.public_fields(r)) for r in records]
+    records = await db.step(session, lambda s: list(s.scalars(query)))
+    said = await queue.words(records)
+    return [JobPublic(**job_service.public_fields(r), queue=said.get(r.id, "")) for r in records]
 
 
 @router.get("/jobs/{job_id}", response_model=JobDetailPublic)
 async def get_job(
-    job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep
+    job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep, queue: QueueDep
 ) -> JobDetailPublic:
     """State, nodes, why it waits, start and end, exit code, and the last lines of its output."""
     record = await db.step(session, _own, caller, job_id)
@@ -197,9 +199,10 @@ async def get_job(
         # A notebook job that runs: its executed notebook so far (kept once it has ended).
         with contextlib.suppress(notebook_outputs.NotLookedAt):
             fields["outputs"] = await notebook_outputs.find(slurm, record)
+    said = await queue.words([record])
     return JobDetailPublic(
         **fields,
-        waiting_because=describe_reason(record.reason) if record.state == "PENDING" else "",
+        queue=said.get(record.id, ""),
         output_tail=await job_output.output_tail(slurm, record),
     )
 

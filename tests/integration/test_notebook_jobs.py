@@ -7,6 +7,7 @@ from __future__ import annotations
 import pwd
 import re
 import shutil
+import subprocess
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -16,7 +17,9 @@ import nbformat
 import pytest
 import requests
 
+from gpuportal_core.jobs import PENDING_REASONS
 from tests.integration.conftest import Hub
+from tests.integration.faults.helpers import fill_gpus
 from tests.integration.test_docs_screenshots import folder
 from tests.integration.test_live_profiles import log_in
 from tests.integration.test_multinode_jobs import JOBS, alice_token, run_to_the_end
@@ -181,3 +184,32 @@ def test_a_notebook_job_on_the_portals_jobs_page(
     assert "run from-the-page: lr=0.25" in html.inner_text("body")
     html.screenshot(path=str(out / "notebook-jobs-report-light.png"))
     html.close()
+
+
+def test_a_notebook_job_over_its_groups_gpu_limit_waits_with_a_sessions_words(
+    hub: Hub, alice_token: str
+) -> None:
+    """Group ds may hold 6 GPUs at once: with 4 held, a 4-GPU notebook job waits for the
+    group's limit (Slurm holds it) and says so in the words the waiting page has for a
+    session, with its place in line, in the portal's API and in the list the lab shows."""
+    held = fill_gpus("gpu01", gpus=4, user="alice")
+    mine = {"Authorization": f"token {alice_token}"}
+    body = {**_job("nb-held", "train_params.ipynb"), "gpus_per_node": 4}
+    submitted = requests.post(f"{hub.url}{JOBS}", headers=mine, json=body, timeout=60)
+    assert submitted.status_code == 201, submitted.text
+    record = submitted.json()
+    group = PENDING_REASONS["AssocGrpGRES"]
+    assert group.startswith("your group is at its GPU limit")
+    job = _once(
+        lambda: _get(hub, f"{JOBS}/{record['id']}", mine),
+        lambda j: j["reason"] == "AssocGrpGRES" and j["queue"],
+        deadline_s=60,
+    )
+    assert job["waiting_because"] == group
+    assert job["queue"].startswith(f"Job {record['slurm_job_id']} is queued: {group}. ")
+    assert " waiting for partition gpu." in job["queue"], job["queue"]
+    # What the lab's Notebook Jobs list reads (through the hub): the same words.
+    listed = _get(hub, "/hub/gpuportal/notebook-jobs", mine)
+    shown = next(j for j in listed if j["id"] == record["id"])
+    assert shown["queue"].startswith(f"Job {record['slurm_job_id']} is queued: {group}. ")
+    subprocess.run(["scancel", *held], check=True, timeout=30)

@@ -180,6 +180,18 @@ def test_a_waiting_job_says_where_it_stands_and_a_done_one_links_its_outputs(
         "Slurm job 1234 is waiting in the queue (Resources); Slurm expects it to start at "
         "2026-11-29 18:05"
     )
+    # The portal's words when it has them: the hub's waiting page's, as for a session.
+    group = "your group is at its GPU limit: it starts as your group's other jobs end"
+    held = record(str(notebook), reason="AssocGrpGRES", waiting_because=group)
+    assert describe(held, str(tmp_path)).status_message == (
+        f"Slurm job 1234 is waiting in the queue ({group}); Slurm expects it to start at "
+        "2026-11-29 18:05"
+    )
+    words = (
+        f"Job 1234 is queued: {group}. 1st of 1 waiting for partition gpu. Waiting 2 min so far."
+    )
+    placed = describe(record(str(notebook), queue=words), str(tmp_path))
+    assert placed.status_message == words
     assert waiting.parameters == {"lr": "0.1"}
     assert [f.file_path for f in waiting.job_files] == [None, None]
     runs = tmp_path / "train-runs" / "2026-11-29_18-05-02_job1234"
