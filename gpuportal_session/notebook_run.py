@@ -36,6 +36,7 @@ from gpuportal_core.notebook_params import (
     parse_parameters,
     python_cell,
 )
+from gpuportal_session.job_gpu_readings import JobGpuReadings
 
 # What the job's output says (the portal's Jobs page shows its last lines).
 PREFIX = "[notebook job]"
@@ -165,11 +166,15 @@ def run(notebook: Path, parameter_texts: list[str], *, job_id: str) -> int:
         on_cell_executed=lambda **_: write_notebook(nb, executed),
     )
     failed: CellExecutionError | None = None
+    # How busy its GPUs were, for the job's efficiency card (as a session's are read).
+    readings = JobGpuReadings(os.environ)
+    readings.start()
     try:
         client.execute()
     except CellExecutionError as error:
         failed = error
     finally:
+        readings.stop()
         shutil.rmtree(sockets, ignore_errors=True)
     nb.metadata["gpuportal"]["ended"] = (
         datetime.datetime.now().astimezone().isoformat(timespec="seconds")

@@ -1,9 +1,9 @@
 """What each ended job used of what it asked for, read once and kept on its record.
 
 Slurm's accounting (sacct) gives time, cores, memory, GPUs and account; a notebook session's
-own GPU readings (gpuportal_adapters.gpu_summary, a file in the user's home, read as the user
-with `tail`, a command the portal already runs as users; the session's next start removes
-those older than a week) give how busy its GPUs were. Kept on the record, the session
+or notebook job's own GPU readings (gpuportal_adapters.gpu_summary, a file in the user's home,
+read as the user with `tail`, a command the portal already runs as users; the session's next
+start removes those older than a week) give how busy its GPUs were. Kept on the record, the session
 history, the home page's "your last session" line and the admins' waste table read the
 database, not sacct.
 
@@ -44,10 +44,13 @@ UNMEASURED_AFTER = timedelta(minutes=2)
 GIVE_UP_AFTER = timedelta(hours=1)
 BATCH = 10
 NOT_RECORDED: dict[str, Any] = {"recorded": False}
+# The jobs that read their own GPUs as they run (gpuportal_session.gpu_activity for a session,
+# gpuportal_session.job_gpu_readings for a notebook job), into the same file.
+GPU_READERS = (SESSION_LAUNCHER, "notebook")
 
 
 async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, Any]:
-    """What the session left of its GPU readings, read as its user."""
+    """What the session (or notebook job) left of its GPU readings, read as its user."""
     try:
         # In a thread: on a site, passwd is sssd or LDAP, which may take a while to answer.
         entry = await anyio.to_thread.run_sync(pwd.getpwnam, user)
@@ -58,7 +61,7 @@ async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, 
     if result.returncode != 0:
         return {
             "measured": False,
-            "note": "the session left no GPU readings (it ended before its first)",
+            "note": "it left no GPU readings (it ended before its first)",
         }
     try:
         readings = json.loads(result.stdout)
@@ -89,10 +92,13 @@ async def read_use(slurm: SlurmClient, record: JobRecord) -> dict[str, Any] | No
         return None
     if not efficiency.gpus:
         gpu: dict[str, Any] = {"measured": False, "note": "it asked for no GPU"}
-    elif record.launcher == SESSION_LAUNCHER:
+    elif record.launcher in GPU_READERS:
         gpu = await gpu_readings(slurm, record.user, record.slurm_job_id)
     else:
-        gpu = {"measured": False, "note": "only notebook sessions read their GPUs"}
+        gpu = {
+            "measured": False,
+            "note": "only sessions and notebook jobs read their GPUs",
+        }
     return use_of(efficiency, gpu)
 
 

@@ -108,6 +108,10 @@ def test_a_parameterised_notebook_runs_on_a_gpu_and_its_outputs_land_beside_it(
     assert "cdnjs" not in report.text
     use = _once(lambda: _get(hub, f"{JOBS}/{detail['id']}/use", mine), lambda u: "gpus" in u)
     assert use["gpus"] == 1 and use["summary"]
+    # It read its GPU as a session does: here the nodes' GPUs are Slurm's fake devices, so the
+    # card says why it is not measured (a GPU machine's run has the figures).
+    assert use["gpu"]["measured"] is False, use["gpu"]
+    assert use["gpu"]["note"].startswith("nvidia-smi is not installed on gpu0"), use["gpu"]
 
 
 def test_a_notebook_whose_cell_raises_ends_failed_with_its_traceback(

@@ -23,6 +23,9 @@ SACCT = {
     # A batch job on one GPU.
     "42": "42|COMPLETED|00:30:00|01:00:00|00:05:00|8|48G||cpu=8,gres/gpu=1,mem=48G|ds\n"
     "42.0|COMPLETED|00:30:00||00:05:00|8||1G|cpu=8|ds\n",
+    # A notebook job on one GPU: it read its GPU as a session does.
+    "49": "49|COMPLETED|00:30:00|01:00:00|00:05:00|8|48G||cpu=8,gres/gpu=1,mem=48G|ds\n"
+    "49.0|COMPLETED|00:30:00||00:05:00|8||1G|cpu=8|ds\n",
     # No CPU and memory figures (yet?): kept only once the job has been over for a while.
     "47": "47|COMPLETED|00:30:00|01:00:00|00:00:00|8|48G||cpu=8,mem=48G|ds\n",
     "48": "48|COMPLETED|00:30:00|01:00:00|00:00:00|8|48G||cpu=8,mem=48G|ds\n",
@@ -72,6 +75,8 @@ def test_ended_jobs_use_is_read_once_with_the_sessions_gpu_readings(
     database = db.Database(url)
     readings = tmp_path / "41.json"
     readings.write_text(json.dumps(READINGS))
+    notebook = {**READINGS, "gpus": READINGS["gpus"][:1]}
+    (tmp_path / "49.json").write_text(json.dumps(notebook))
     monkeypatch.setattr(
         use_collector, "summary_path", lambda home, job_id: tmp_path / f"{job_id}.json"
     )
@@ -86,11 +91,12 @@ def test_ended_jobs_use_is_read_once_with_the_sessions_gpu_readings(
             _record("46", "torchrun", state="COMPLETED", ended_ago=7200),  # nor ever
             _record("47", "torchrun", state="COMPLETED", ended_ago=60),
             _record("48", "torchrun", state="COMPLETED", ended_ago=600),
+            _record("49", "notebook", state="COMPLETED", ended_ago=60),
         ])  # fmt: skip
         session.commit()
     accounting = Accounting(tmp_path)
-    assert asyncio.run(use_collector.collect(database, accounting)) == 4  # type: ignore[arg-type]
-    assert sorted(accounting.asked) == ["41", "42", "45", "46", "47", "48"]
+    assert asyncio.run(use_collector.collect(database, accounting)) == 5  # type: ignore[arg-type]
+    assert sorted(accounting.asked) == ["41", "42", "45", "46", "47", "48", "49"]
     with database.sessions() as session:
         use = {r.slurm_job_id: r.use for r in session.query(JobRecord)}
     session_use = use["41"]
@@ -103,9 +109,12 @@ def test_ended_jobs_use_is_read_once_with_the_sessions_gpu_readings(
     assert readings.exists()  # only read: the session's next start removes old ones
     assert use["42"] is not None and use["42"]["gpu"] == {
         "measured": False,
-        "note": "only notebook sessions read their GPUs",
+        "note": "only sessions and notebook jobs read their GPUs",
     }
     assert use["42"]["gpu_hours_used"] is None
+    notebook_use = use["49"]
+    assert notebook_use is not None and notebook_use["gpu"] == notebook
+    assert notebook_use["gpu_hours_used"] == 0.2  # half an hour on one GPU, 40 % busy
     assert use["43"] is None and use["44"] is None and use["45"] is None
     assert use["46"] == {"recorded": False}
     assert use["47"] is None  # slurmdbd may not have its steps yet
@@ -123,5 +132,5 @@ def test_a_session_that_left_no_readings_says_so(tmp_path: Path, monkeypatch: An
     gpu = asyncio.run(use_collector.gpu_readings(Accounting(tmp_path), "alice", "41"))  # type: ignore[arg-type]
     assert gpu == {
         "measured": False,
-        "note": "the session left no GPU readings (it ended before its first)",
+        "note": "it left no GPU readings (it ended before its first)",
     }
