@@ -23,6 +23,7 @@ from gpuportal_portal.models import JobRecord, aware_utc, utcnow
 
 # A page or an API call never waits longer than this for Slurm's look: it gets the last one.
 LOOK_WAIT_S = 1.0
+NOT_IN_LINE = frozenset({"", "BeginTime", "Dependency", "JobHeldUser", "JobHeldAdmin"})
 
 
 class QueueView:
@@ -55,7 +56,9 @@ class QueueView:
             placed = (
                 request.get("nodes") == 1 and "runtime" in request and "%a" not in record.output
             )
-            if taken is None or not placed:
+            # One that waits for its own start time, another job or a release has no place in
+            # the line yet; nor one Slurm has given no reason for (not looked at yet).
+            if taken is None or not placed or record.reason in NOT_IN_LINE:
                 said[record.id] = _reason_only(record, slurm_start, waited, now)
                 continue
             partition = str(request.get("partition") or self.default_partition)
@@ -82,7 +85,8 @@ class QueueView:
 def _reason_only(
     record: JobRecord, slurm_start: datetime | None, waited: float, now: datetime
 ) -> str:
-    said = why_queued(record.slurm_job_id, record.reason)
+    # Not looked at by Slurm's scheduler yet: in its words for that, not "Slurm says: ".
+    said = why_queued(record.slurm_job_id, record.reason or "None")
     if slurm_start is not None and slurm_start > now:
         said += f" Expected start about {slurm_start.strftime('%a %H:%M')} (Slurm's estimate)."
     return f"{said} Waiting {span(waited)} so far."

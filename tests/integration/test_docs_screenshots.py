@@ -67,4 +67,6 @@ def test_the_docs_show_the_screenshots_this_test_takes() -> None:
     }
     # And a notebook job on the portal's Jobs page, by tests/integration/test_notebook_jobs.py.
     named |= {"notebook-jobs-portal-light.png", "notebook-jobs-report-light.png"}
+    # And the definitions on that page, by tests/integration/test_notebook_schedules.py.
+    named.add("notebook-jobs-schedules-portal-light.png")
     assert {p.name for p in DOCS_SHOTS.glob("*.png")} == named

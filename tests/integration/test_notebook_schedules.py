@@ -7,12 +7,15 @@ from __future__ import annotations
 import subprocess
 import time
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
 
 from tests.integration.conftest import Hub
+from tests.integration.test_docs_screenshots import folder
+from tests.integration.test_live_profiles import log_in
 from tests.integration.test_multinode_jobs import JOBS, alice_token
 from tests.integration.test_notebook_jobs import _job, _runs
 
@@ -98,3 +101,57 @@ def test_a_scheduled_notebook_runs_twice_from_slurms_queue_with_no_session(
     jobs = _ask(hub, alice_token, "GET", f"{JOBS}?mine=true&kind=job").json()
     assert [j for j in jobs if j["name"] == "nightly" and j["state"] == "COMPLETED"]
     assert not [j for j in jobs if j["schedule_id"] == definition["id"]]
+
+
+def test_definitions_on_the_portals_jobs_page(
+    hub: Hub, browser: Any, tmp_path: Path, alice_token: str
+) -> None:
+    """The Jobs page lists the user's definitions: pause, resume and delete them there."""
+    out = folder(tmp_path)
+    out.mkdir(parents=True, exist_ok=True)
+    body = {
+        "job": _job("nightly-page", "train_params.ipynb", "lr=0.25"),
+        "schedule": "0 3 * * *",
+        "timezone": "UTC",
+    }
+    made = _ask(hub, alice_token, "POST", SCHEDULES, json=body)
+    assert made.status_code == 201, made.text
+    definition = made.json()
+    page = log_in(browser, hub, "alice", "alice-demo", viewport={"width": 1400, "height": 900})
+    page.goto(f"{hub.url}/services/portal/jobs")
+    row = "#schedule-list tr[data-schedule]:has-text('nightly-page')"
+    page.wait_for_selector(row)
+    shown = page.inner_text(row)
+    assert "0 3 * * *" in shown and "train_params.ipynb · 1 GPU" in shown
+    assert "03:00" in shown or "04:00" in shown  # the reader's zone: 03:00 UTC
+    # The queued run is in the list of jobs too, waiting for its time.
+    queued = f"#jobs tbody tr[data-job='{definition['next_job']}']"
+    assert "on a schedule" in page.inner_text(queued)
+    # The queued run's row, then the definitions (what the tutorial shows).
+    top = page.locator(queued).bounding_box()
+    end = page.locator("#schedules-box").bounding_box()
+    assert top and end
+    clip = {
+        "x": 0,
+        "y": top["y"] - 8,
+        "width": 1400,
+        "height": end["y"] + end["height"] - top["y"] + 24,
+    }
+    page.screenshot(
+        path=str(out / "notebook-jobs-schedules-portal-light.png"), full_page=True, clip=clip
+    )
+
+    page.click(f"{row} button:has-text('Pause')")
+    page.wait_for_selector(f"{row}:has-text('paused')")
+    assert "paused: its waiting run is cancelled" in page.inner_text("#schedule-note")
+    paused = _ask(hub, alice_token, "GET", f"{SCHEDULES}/{definition['id']}").json()
+    assert paused["active"] is False and paused["next_job"] is None
+    page.click(f"{row} button:has-text('Resume')")
+    page.wait_for_selector(f"{row} button:has-text('Pause')")
+    resumed = _ask(hub, alice_token, "GET", f"{SCHEDULES}/{definition['id']}").json()
+    assert resumed["active"] is True and resumed["next_job"]
+
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.click(f"{row} button:has-text('Delete')")
+    page.wait_for_selector("#schedules-box", state="hidden")
+    assert _ask(hub, alice_token, "GET", f"{SCHEDULES}/{definition['id']}").status_code == 404

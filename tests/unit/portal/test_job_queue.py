@@ -70,3 +70,18 @@ def test_several_nodes_or_no_look_get_slurms_reason_alone() -> None:
     running = _waiting("53", "None")
     running.state = "RUNNING"
     assert asyncio.run(queue.words([running])) == {}
+
+
+def test_a_run_waiting_for_its_time_or_not_looked_at_yet_has_no_place() -> None:
+    queue = QueueView(Cluster(), default_partition="gpu")  # type: ignore[arg-type]
+    begins = _waiting("52", "BeginTime")
+    begins.expected_start = (SOON + timedelta(hours=1)).isoformat()
+    said = asyncio.run(queue.words([begins, _waiting("51", "")]))
+    when = (SOON + timedelta(hours=1)).strftime("%a %H:%M")
+    assert said[52] == (
+        "Job 52 is queued: waiting for its requested start time. Expected start about "
+        f"{when} (Slurm's estimate). Waiting 3 min so far."
+    )
+    assert said[51] == (
+        "Job 51 is queued: waiting for the scheduler to place it. Waiting 3 min so far."
+    )
