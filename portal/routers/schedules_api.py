@@ -80,10 +80,12 @@ class SchedulePublic(BaseModel):
     updated_at: UtcDateTime
 
 
-def public(session: Session, definition: NotebookSchedule) -> SchedulePublic:
-    queued = (
-        session.get(JobRecord, definition.next_record_id) if definition.next_record_id else None
-    )
+def public(
+    session: Session, definition: NotebookSchedule, queued: JobRecord | None = None
+) -> SchedulePublic:
+    """The definition as the API shows it; `queued`: its queued run, if already looked up."""
+    if queued is None and definition.next_record_id:
+        queued = session.get(JobRecord, definition.next_record_id)
     begin = (queued.request or {}).get("begin", "") if queued is not None else ""
     return SchedulePublic(
         id=definition.id,
@@ -145,7 +147,11 @@ async def create_schedule(
 def list_schedules(session: SessionDep, caller: ApiCaller) -> list[SchedulePublic]:
     """Your job definitions on a schedule, newest first."""
     query = select(NotebookSchedule).where(NotebookSchedule.user == caller.name)
-    return [public(session, d) for d in session.scalars(query.order_by(NotebookSchedule.id.desc()))]
+    definitions = list(session.scalars(query.order_by(NotebookSchedule.id.desc())))
+    # Their queued runs in one query, not one each.
+    ids = [d.next_record_id for d in definitions if d.next_record_id]
+    runs = {r.id: r for r in session.scalars(select(JobRecord).where(JobRecord.id.in_(ids)))}
+    return [public(session, d, runs.get(d.next_record_id or 0)) for d in definitions]
 
 
 @router.get("/schedules/{schedule_id}", response_model=SchedulePublic)

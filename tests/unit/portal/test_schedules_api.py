@@ -3,10 +3,14 @@ submitted (the runs themselves: tests/integration/test_notebook_schedules.py).""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import event
 
 from gpuportal_portal.identity import HubIdentity
+from gpuportal_portal.models import JobRecord, NotebookSchedule
 from tests.unit.portal.conftest import API
 
 BOB = {"Authorization": "token full"}
@@ -53,3 +57,37 @@ def test_someone_elses_schedule_is_not_found(client: tuple[TestClient, HubIdenti
             method, f"{API}/schedules/7", headers=BOB, json={} if method == "PATCH" else None
         )
         assert answer.status_code == 404, (method, answer.text)
+
+
+def test_the_list_looks_up_the_queued_runs_in_one_query(
+    client: tuple[TestClient, HubIdentity],
+) -> None:
+    """Each definition's next run and its begin, for 5 definitions: one query for the runs, not
+    one per definition (the Jobs page asks every 5 s)."""
+    test_client = client[0]
+    app: Any = test_client.app
+    with app.state.database.sessions() as session:
+        for index in range(5):
+            run = JobRecord(
+                user="bob", name="nightly", launcher="notebook", script="", output="",
+                request={**JOB, "begin": f"2026-12-0{index + 1}T03:00:00+00:00"},
+            )  # fmt: skip
+            session.add(run)
+            session.flush()
+            session.add(
+                NotebookSchedule(
+                    user="bob", name=f"nightly-{index}", request=JOB, schedule="0 3 * * *",
+                    next_record_id=run.id,
+                )
+            )  # fmt: skip
+        session.commit()
+    statements: list[str] = []
+    engine = app.state.database.engine
+    listen = lambda *args: statements.append(args[2])  # noqa: E731 (the event's signature)
+    event.listen(engine, "before_cursor_execute", listen)
+    try:
+        listed = test_client.get(f"{API}/schedules", headers=BOB).json()
+    finally:
+        event.remove(engine, "before_cursor_execute", listen)
+    assert [d["next_run"][:10] for d in listed] == [f"2026-12-0{i}" for i in (5, 4, 3, 2, 1)]
+    assert sum("FROM jobs" in statement for statement in statements) == 1, statements
