@@ -209,8 +209,13 @@ async def get_job(
 
 @router.get(
     "/jobs/{job_id}/report",
-    response_class=HTMLResponse,
-    responses={200: {"content": {"text/html": {}}, "description": "The executed notebook."}},
+    # Its errors are JSON as every route's: the HTML is documented beside, not as the class.
+    responses={
+        200: {
+            "content": {"text/html": {"schema": {"type": "string"}}},
+            "description": "The executed notebook, as HTML.",
+        }
+    },
 )
 async def job_report(
     job_id: JobId, session: SessionDep, caller: ApiCaller, slurm: SlurmDep

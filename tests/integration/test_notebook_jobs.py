@@ -178,6 +178,10 @@ def test_a_notebook_job_on_the_portals_jobs_page(
     top = page.locator("h2:has-text('Your jobs')").bounding_box()
     end = page.locator("#detail-box").bounding_box()
     assert top and end
+    # Boxes are the viewport's, the clip the page's: add how far the page is scrolled.
+    scrolled = page.evaluate("window.scrollY")
+    top["y"] += scrolled
+    end["y"] += scrolled
     height = end["y"] + end["height"] - top["y"] + 16
     clip = {"x": 0, "y": top["y"] - 16, "width": 1400, "height": height}
     page.screenshot(path=str(out / "notebook-jobs-portal-light.png"), full_page=True, clip=clip)

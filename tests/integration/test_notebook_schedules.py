@@ -131,6 +131,10 @@ def test_definitions_on_the_portals_jobs_page(
     top = page.locator(queued).bounding_box()
     end = page.locator("#schedules-box").bounding_box()
     assert top and end
+    # Boxes are the viewport's, the clip the page's: add how far the page is scrolled.
+    scrolled = page.evaluate("window.scrollY")
+    top["y"] += scrolled
+    end["y"] += scrolled
     clip = {
         "x": 0,
         "y": top["y"] - 8,
@@ -140,6 +144,14 @@ def test_definitions_on_the_portals_jobs_page(
     page.screenshot(
         path=str(out / "notebook-jobs-schedules-portal-light.png"), full_page=True, clip=clip
     )
+
+    # Resubmit on the waiting run's row runs it now, as a job of its own (not at 03:00).
+    page.click(f"{queued} button:has-text('Resubmit')")
+    page.wait_for_selector("#form-note:has-text('Resubmitted as Slurm job')")
+    newest = _ask(hub, alice_token, "GET", f"{JOBS}?mine=true&limit=1").json()[0]
+    assert newest["id"] != definition["next_job"] and newest["schedule_id"] is None
+    assert "begin" not in newest["request"] or not newest["request"]["begin"], newest["request"]
+    _ask(hub, alice_token, "DELETE", f"{JOBS}/{newest['id']}")
 
     page.click(f"{row} button:has-text('Pause')")
     page.wait_for_selector(f"{row}:has-text('paused')")
