@@ -23,7 +23,12 @@ imports' time goes per package: bench/session_imports.py), and the lab's request
 as Chromium's DevTools protocol tells them (bench/browser_network.py): how many, how many from
 the browser's cache, the bytes on the wire, and the slowest API calls.
 
+With --stock, the same rounds then run against stock JupyterHub + batchspawner + wrapspawner
+(bench/stock_jupyterhub_config.py, JupyterHub's own pages, no internal TLS) on the same cluster
+with the same browser, and the returning rounds' medians are compared: ours / stock.
+
     /opt/gpuportal/venv/bin/python -m bench.click_to_lab [--rounds 4] [--requests] [--reloads 4]
+        [--stock]
 """
 
 from __future__ import annotations
@@ -100,10 +105,45 @@ class Assets:
         return assets
 
 
+@dataclass(frozen=True)
+class Arm:
+    """A hub to click Start on: ours, or stock JupyterHub + batchspawner (wrapspawner's
+    profiles: a <select>, JupyterHub's own pages) on the same cluster, for the same browser."""
+
+    name: str
+    port: int
+    config: Path | None = None  # None: deploy/jupyterhub_config.py
+    env: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def stock(self) -> bool:
+        return self.config is not None
+
+    def pick(self, page: Any) -> None:
+        """The 1-GPU profile on the spawn page."""
+        if self.stock:
+            page.select_option("select[name=profile]", "gpu-1")
+        else:
+            page.check("input[name=profile][value=gpu-1]")
+
+
+OURS = Arm("ours", PORT)
+# No internal TLS: batchspawner has none for jobs on other hosts (bench/spawn_latency.py).
+STOCK = Arm(
+    "stock JupyterHub + batchspawner",
+    PORT + 10,
+    Path(__file__).parent / "stock_jupyterhub_config.py",
+    (("PORTAL_INTERNAL_TLS", "0"),),
+)
+
+
 @contextmanager
-def bench_hub() -> Iterator[Hub]:
+def bench_hub(arm: Arm = OURS) -> Iterator[Hub]:
     with tempfile.TemporaryDirectory(prefix="bench-hub-") as state:
-        hub = Hub(Path(state), PORT)
+        if arm.config is None:
+            hub = Hub(Path(state), arm.port)
+        else:
+            hub = Hub(Path(state), arm.port, config=arm.config, env=dict(arm.env))
         hub.start()
         try:
             yield hub
@@ -121,14 +161,14 @@ class Round:
     assets: Assets
 
 
-def one_round(page: Any, hub: Hub, *, show_requests: bool = False) -> Round:
+def one_round(page: Any, hub: Hub, *, show_requests: bool = False, arm: Arm = OURS) -> Round:
     network = NetworkLog()
     network.attach(page)
     page.goto(f"{hub.url}/hub/spawn")
-    page.check("input[name=profile][value=gpu-1]")
+    arm.pick(page)
     clicked = time.time()  # one clock for the marks, the browser's requests and the logs
     with page.expect_response(lambda r: r.request.method == "POST" and "/hub/spawn" in r.url):
-        page.click("#spawn_form button[type=submit]")
+        page.click("#spawn_form [type=submit]")
     answered = time.time()
     page.wait_for_url(f"**/user/{USER}/lab**", wait_until="commit", timeout=120_000)
     lab_page = time.time()
@@ -244,6 +284,40 @@ def _s(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} s (min {min(values):.2f}, max {max(values):.2f})"
 
 
+def run_arm(browser: Any, arm: Arm, args: argparse.Namespace) -> list[Round]:
+    """The rounds of one arm (its first in a fresh browser profile), then its reloads."""
+    subprocess.run(["scancel", "-u", USER], check=False)
+    wait_for(lambda: not _jobs(), 60, "alice's jobs to end", step=0.2)
+    rounds: list[Round] = []
+    reloads: list[list[float]] = []
+    with bench_hub(arm) as hub:
+        page = log_in(browser, hub, USER, PASSWORD)  # a fresh browser profile
+        try:
+            for index in range(args.rounds):
+                rounds.append(one_round(page, hub, show_requests=args.requests, arm=arm))
+                steps = ", ".join(f"{v:.2f}" for v in rounds[-1].steps)
+                print(f"{arm.name}, round {index + 1}: {steps}", flush=True)
+                if index == args.rounds - 1:
+                    time.sleep(6)  # past the deferred Dask extension's load (5 s)
+                    for _ in range(args.reloads):
+                        reloads.append(reload_lab(page, hub))
+                        time.sleep(2)
+                stop_server(hub)
+        finally:
+            page.context.close()
+            subprocess.run(["scancel", "-u", USER], check=False)
+    if rounds:
+        report(f"{arm.name}, first visit (nothing cached)", rounds[:1])
+    if rounds[1:]:
+        report(f"{arm.name}, returning (browser cache kept)", rounds[1:])
+    if reloads:
+        totals = [sum(r) for r in reloads]
+        print(f"the lab again, its server running: {len(reloads)} loads, median {_s(totals)}")
+        for index, mark in enumerate(("lab page", "shell drawn", "files listed")):
+            print(f"  -> {mark:<16} {_s([r[index] for r in reloads])}")
+    return rounds
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=4)
@@ -253,39 +327,26 @@ def main() -> None:
     parser.add_argument(
         "--reloads", type=int, default=0, help="then load the last round's lab this often again"
     )
+    parser.add_argument(
+        "--stock", action="store_true", help="then the same with stock JupyterHub + batchspawner"
+    )
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    subprocess.run(["scancel", "-u", USER], check=False)
-    wait_for(lambda: not _jobs(), 60, "alice's jobs to end", step=0.2)
-    with bench_hub() as hub, sync_playwright() as playwright:
+    with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = log_in(browser, hub, USER, PASSWORD)  # a fresh browser profile
-        rounds: list[Round] = []
-        reloads: list[list[float]] = []
         try:
-            for index in range(args.rounds):
-                rounds.append(one_round(page, hub, show_requests=args.requests))
-                steps = ", ".join(f"{v:.2f}" for v in rounds[-1].steps)
-                print(f"round {index + 1}: {steps}", flush=True)
-                if index == args.rounds - 1:
-                    time.sleep(6)  # past the deferred Dask extension's load (5 s)
-                    for _ in range(args.reloads):
-                        reloads.append(reload_lab(page, hub))
-                        time.sleep(2)
-                stop_server(hub)
+            ours = run_arm(browser, OURS, args)
+            stock = run_arm(browser, STOCK, args) if args.stock else []
         finally:
             browser.close()
-            subprocess.run(["scancel", "-u", USER], check=False)
-    if rounds:
-        report("first visit (nothing cached)", rounds[:1])
-    if rounds[1:]:
-        report("returning (browser cache kept)", rounds[1:])
-    if reloads:
-        totals = [sum(r) for r in reloads]
-        print(f"the lab again, its server running: {len(reloads)} loads, median {_s(totals)}")
-        for index, mark in enumerate(("lab page", "shell drawn", "files listed")):
-            print(f"  -> {mark:<16} {_s([r[index] for r in reloads])}")
+    if ours[1:] and stock[1:]:
+        mine = statistics.median(sum(r.steps) for r in ours[1:])
+        theirs = statistics.median(sum(r.steps) for r in stock[1:])
+        print(
+            f"returning, click to files listed (medians): ours {mine:.2f} s, stock "
+            f"{theirs:.2f} s: ours / stock = {mine / theirs:.2f}"
+        )
 
 
 if __name__ == "__main__":

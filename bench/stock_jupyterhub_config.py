@@ -22,6 +22,10 @@ c.ProfilesSpawner.child_class = "batchspawner.SlurmSpawner"  # a spawn that name
 # bench starts this hub with PORTAL_INTERNAL_TLS=0, and this says so again.
 c.JupyterHub.internal_ssl = False
 c.JupyterHub.services = []
+# JupyterHub's own pages (login, spawn form, waiting page), not ours: a browser's click to the
+# lab on stock JupyterHub (bench/click_to_lab.py --stock; the API benches do not read pages).
+c.JupyterHub.template_paths = []
+c.JupyterHub.template_vars = {}
 c.JupyterHub.load_roles = []
 c.SlurmSpawner.req_partition = os.environ.get("PORTAL_PARTITION", "gpu")
 c.SlurmSpawner.req_gres = "gpu:1"
