@@ -215,14 +215,8 @@ class GpuSlurmSpawner(SessionJob):
         keep = usable[0] if usable else ""
         for job in jobs:
             if job.job_id != keep:
-                # Its state and reason as read: what the takeover after a restart saw.
-                self.log.warning(
-                    "Job %s of %s serves nobody (%s, %s); cancelling it",
-                    job.job_id,
-                    self.tag,
-                    job.state,
-                    job.reason,
-                )
+                said = (job.job_id, self.tag, job.state, job.reason)  # what the takeover read
+                self.log.warning("Job %s of %s serves nobody (%s, %s); cancelling it", *said)
                 await self._cancel(job.job_id)
         if keep:
             await self._hand_over_token(log_dir)
