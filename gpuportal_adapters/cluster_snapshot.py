@@ -13,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from gpuportal_adapters.slurm import SlurmError
+from gpuportal_adapters.slurm import SlurmClient, SlurmError
 from gpuportal_core.capacity import GpuJob, LineEstimate, NodeGpus
 from gpuportal_core.reservations import Reservation
 
@@ -61,6 +61,19 @@ class ClusterSnapshot:
         self._done = 0.0
         self._lock = asyncio.Lock()
         self.queries = 0  # how many times Slurm was asked (the bench reads it)
+
+    @classmethod
+    def of(cls, slurm: SlurmClient, *, ttl: float = 10.0) -> ClusterSnapshot:
+        """The look the hub's spawn page and the portal's jobs API take: the GPU nodes, the
+        GPU jobs and the reservations, from this Slurm client."""
+
+        async def take() -> tuple[list[NodeGpus], list[GpuJob]]:
+            return await slurm.gpu_nodes(), await slurm.gpu_jobs()
+
+        async def reservations() -> list[Reservation]:
+            return await slurm.reservations()
+
+        return cls(take, ttl=ttl, reservations=reservations)
 
     async def get(self, *, newer_than: float = 0.0) -> Snapshot | None:
         """The current snapshot (None only if Slurm has never answered).

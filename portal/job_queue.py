@@ -15,9 +15,7 @@ from datetime import datetime
 
 from gpuportal_adapters.cluster_snapshot import ClusterSnapshot
 from gpuportal_adapters.slurm import SlurmClient
-from gpuportal_core.capacity import GpuJob, NodeGpus
 from gpuportal_core.queue_view import queue_place, queued_words, span, why_queued
-from gpuportal_core.reservations import Reservation
 from gpuportal_core.slurm_time import parse_runtime, slurm_datetime
 from gpuportal_portal.models import JobRecord, aware_utc, utcnow
 
@@ -30,13 +28,7 @@ class QueueView:
     """One per portal app (app.state.queue): the cluster as last looked at, and the words."""
 
     def __init__(self, slurm: SlurmClient, *, default_partition: str, ttl: float = 10.0) -> None:
-        async def take() -> tuple[list[NodeGpus], list[GpuJob]]:
-            return await slurm.gpu_nodes(), await slurm.gpu_jobs()
-
-        async def reservations() -> list[Reservation]:
-            return await slurm.reservations()
-
-        self.snapshot = ClusterSnapshot(take, ttl=ttl, reservations=reservations)
+        self.snapshot = ClusterSnapshot.of(slurm, ttl=ttl)
         self.default_partition = default_partition
 
     async def words(self, records: Sequence[JobRecord]) -> dict[int, str]:

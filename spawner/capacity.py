@@ -45,11 +45,7 @@ def snapshot(state: HubState, *, bin_dir: str, timeout: float, ttl: float) -> Cl
     key = (bin_dir, timeout, ttl)
     if key not in state.snapshots:
         slurm = SlurmClient(bin_dir=bin_dir, timeout=timeout)
-
-        async def take() -> tuple[Any, Any]:
-            return await slurm.gpu_nodes(), await slurm.gpu_jobs()
-
-        state.snapshots[key] = ClusterSnapshot(take, ttl=ttl, reservations=slurm.reservations)
+        state.snapshots[key] = ClusterSnapshot.of(slurm, ttl=ttl)
     return state.snapshots[key]
 
 
