@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 # The bundler's runtime (in main.js) sets the list's `push` to its own loader: the setter keeps
@@ -155,7 +157,10 @@ def traced_load(browser: Any, page: Any, url: str) -> None:
     browser.start_tracing(page=page, categories=TRACE_CATEGORIES)
     page.goto(url, wait_until="commit")
     page.wait_for_selector(".jp-DirListing-content .jp-DirListing-item", timeout=60_000)
-    events = json.loads(browser.stop_tracing())["traceEvents"]
+    raw = browser.stop_tracing()
+    if os.environ.get("BENCH_TRACE_FILE"):  # for chrome://tracing or Perfetto
+        Path(os.environ["BENCH_TRACE_FILE"]).write_bytes(raw)
+    events = json.loads(raw)["traceEvents"]
     threads = {
         (e["pid"], e["tid"])
         for e in events
@@ -220,6 +225,12 @@ def report(loads: list[Load], top: int) -> None:
     for plugin, (sync, start, settled) in sorted(medians.items(), key=lambda kv: -kv[1][0])[:top]:
         shown = f"{settled:8.0f}" if settled is not None else "       -"
         print(f"  {sync:6.1f} {shown} {start:6.0f}  {plugin}")
+    # Lumino draws the shell once every plugin started at first has settled: the last of them
+    # say what the shell waits for.
+    ends = {p: m[1] + m[2] for p, m in medians.items() if m[2] is not None}
+    print(f"the {min(top, 8)} plugins that settled last (ms after navigation, medians):")
+    for plugin, end in sorted(ends.items(), key=lambda kv: -kv[1])[: min(top, 8)]:
+        print(f"  {end:6.0f}  {plugin}")
 
 
 def main() -> None:

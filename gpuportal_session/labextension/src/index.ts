@@ -4,7 +4,8 @@
  * before the idle culler stops an unused session (or one whose GPUs sit idle); and
  * "Open in TensorBoard" on folders (./tensorboard.ts); a Portal menu (./portal_menu.ts); the
  * cluster team's notices (./notices.ts); the notebook toolbar's "Create a notebook job" on its
- * own notebook (./notebook_job.ts).
+ * own notebook (./notebook_job.ts); the file browser's folder listed as soon as the lab has
+ * started (./early_listing.ts).
  *
  * The hub is the one source of the clock (an extension made on the hub home shows here at the
  * next read); nothing here asks Slurm.
@@ -26,6 +27,7 @@ import {
   endsAt,
   readCard
 } from './clock';
+import { earlyListingPlugin } from './early_listing';
 import { notebookJobPlugin } from './notebook_job';
 import { noticesPlugin } from './notices';
 import { portalMenuPlugin } from './portal_menu';
@@ -168,5 +170,6 @@ export default [
   tensorboardPlugin,
   portalMenuPlugin,
   noticesPlugin,
-  notebookJobPlugin
+  notebookJobPlugin,
+  earlyListingPlugin
 ];
