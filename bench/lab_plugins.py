@@ -24,7 +24,7 @@ import os
 import statistics
 import subprocess
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,9 @@ class Load:
     files: float
     calls: list[tuple[str, float, float]]  # the server's API: path, began, ended (ms)
     main_thread: dict[str, float]  # Chromium's Performance metrics, seconds
+    # The session's setting registry (src/ready_settings.ts): plugins validated with the
+    # validators compiled at build time, and why the others compiled theirs; None: JupyterLab's.
+    settings: dict[str, Any] | None = None
 
 
 # The requests the lab's page makes to the server's API (not its files), as the Resource
@@ -109,19 +112,23 @@ CALLS = r"""performance.getEntriesByType("resource")
   .filter(e => /\/(api|lab\/api)\//.test(new URL(e.name).pathname))
   .map(e => [new URL(e.name).pathname.replace(/^.*?\/(lab\/api|api)\//, "$1/"),
              e.startTime, e.responseEnd])"""
+SETTINGS = """(() => { const v = window.__gpSettingsValidator;
+  return v ? {ready: new Set(v.ready).size, compiled: v.compiled} : null; })()"""
 MAIN_THREAD = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
 
 
 def measure(page: Any, url: str) -> Load:
     """One load of the lab: each plugin's activation, when (ms after navigation) the shell was
     drawn and the file browser listed its folder, the API calls, the main thread's work."""
+    from bench.click_to_lab import wait_for_lab
+
     devtools = page.context.new_cdp_session(page)
     page.goto(url, wait_until="commit")
     devtools.send("Performance.enable")
-    page.wait_for_selector(".jp-LabShell", timeout=60_000)
-    shell = page.evaluate("performance.now()")
-    page.wait_for_selector(".jp-DirListing-content .jp-DirListing-item", timeout=60_000)
-    files = page.evaluate("performance.now()")
+    # The page's own marks (click_to_lab.DRAWN), in ms after navigation.
+    drawn = wait_for_lab(page)
+    origin = page.evaluate("performance.timeOrigin") / 1000
+    shell, files = ((mark - origin) * 1000 for mark in drawn)
     metrics = {m["name"]: m["value"] for m in devtools.send("Performance.getMetrics")["metrics"]}
     devtools.detach()
     time.sleep(1.0)  # the plugins that activate after the listing (deferred ones) too
@@ -133,6 +140,7 @@ def measure(page: Any, url: str) -> Load:
         files,
         [c for c in calls if c[1] <= files],
         {name: metrics.get(name, 0.0) for name in MAIN_THREAD},
+        page.evaluate(SETTINGS),
     )
 
 
@@ -210,6 +218,17 @@ def report(loads: list[Load], top: int) -> None:
         for name in MAIN_THREAD
     )
     print(f"the page's main thread until the listing (Chromium): {work}")
+    settings = loads[-1].settings
+    if settings is None:
+        print("settings: JupyterLab's own registry, every schema compiled on the page")
+    else:
+        why = Counter(settings["compiled"].values())
+        print(
+            f"settings: {settings['ready']} plugins' schemas compiled at build time; "
+            f"{len(settings['compiled'])} compiled on the page ("
+            + ", ".join(f"{n}: {reason}" for reason, n in why.items())
+            + ")"
+        )
     first = min(medians.values(), key=lambda m: m[1])[1] if medians else 0.0
     last = max(m[1] for m in before) if before else 0.0
     print(
@@ -242,7 +261,7 @@ def main() -> None:
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
-    from bench.click_to_lab import PASSWORD, USER, bench_hub, stop_server, wait_for_lab
+    from bench.click_to_lab import DRAWN, PASSWORD, USER, bench_hub, stop_server, wait_for_lab
     from tests.integration.conftest import CHROMIUM, CHROMIUM_ARGS
     from tests.integration.test_live_profiles import log_in
 
@@ -252,6 +271,7 @@ def main() -> None:
             if args.url:
                 page = browser.new_page()
                 page.add_init_script(INIT)
+                page.add_init_script(DRAWN)
                 page.goto(args.url)  # a first load fills the cache (and takes the token)
                 wait_for_lab(page)
                 loads = [measure(page, args.url.split("?")[0]) for _ in range(args.loads)]
@@ -263,6 +283,7 @@ def main() -> None:
                 with bench_hub() as hub:
                     page = log_in(browser, hub, USER, PASSWORD)
                     page.add_init_script(INIT)
+                    page.add_init_script(DRAWN)
                     page.goto(f"{hub.url}/hub/spawn")
                     page.check("input[name=profile][value=gpu-1]")
                     page.click("#spawn_form button[type=submit]")
