@@ -201,7 +201,7 @@ DRAWN = r"""
   const frameAfter = (key) => requestAnimationFrame(() => setTimeout(() => {
     drawn[key] = now();
   }, 0));
-  const look = () => {
+  const observer = new MutationObserver(() => {
     if (!("shell" in drawn) && document.querySelector(".jp-LabShell")) {
       drawn.shell = null;
       frameAfter("shell");
@@ -210,9 +210,10 @@ DRAWN = r"""
       ".jp-DirListing-content .jp-DirListing-item")) {
       drawn.files = null;
       frameAfter("files");
+      observer.disconnect();  // both seen: the page's later changes cost it nothing more
     }
-  };
-  new MutationObserver(look).observe(document, {childList: true, subtree: true});
+  });
+  observer.observe(document, {childList: true, subtree: true});
 })();
 """
 

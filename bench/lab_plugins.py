@@ -24,7 +24,7 @@ import os
 import statistics
 import subprocess
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,9 +101,6 @@ class Load:
     files: float
     calls: list[tuple[str, float, float]]  # the server's API: path, began, ended (ms)
     main_thread: dict[str, float]  # Chromium's Performance metrics, seconds
-    # The session's setting registry (src/ready_settings.ts): plugins validated with the
-    # validators compiled at build time, and why the others compiled theirs; None: JupyterLab's.
-    settings: dict[str, Any] | None = None
 
 
 # The requests the lab's page makes to the server's API (not its files), as the Resource
@@ -112,8 +109,6 @@ CALLS = r"""performance.getEntriesByType("resource")
   .filter(e => /\/(api|lab\/api)\//.test(new URL(e.name).pathname))
   .map(e => [new URL(e.name).pathname.replace(/^.*?\/(lab\/api|api)\//, "$1/"),
              e.startTime, e.responseEnd])"""
-SETTINGS = """(() => { const v = window.__gpSettingsValidator;
-  return v ? {ready: new Set(v.ready).size, compiled: v.compiled} : null; })()"""
 MAIN_THREAD = ("TaskDuration", "ScriptDuration", "LayoutDuration", "RecalcStyleDuration")
 
 
@@ -140,7 +135,6 @@ def measure(page: Any, url: str) -> Load:
         files,
         [c for c in calls if c[1] <= files],
         {name: metrics.get(name, 0.0) for name in MAIN_THREAD},
-        page.evaluate(SETTINGS),
     )
 
 
@@ -218,17 +212,6 @@ def report(loads: list[Load], top: int) -> None:
         for name in MAIN_THREAD
     )
     print(f"the page's main thread until the listing (Chromium): {work}")
-    settings = loads[-1].settings
-    if settings is None:
-        print("settings: JupyterLab's own registry, every schema compiled on the page")
-    else:
-        why = Counter(settings["compiled"].values())
-        print(
-            f"settings: {settings['ready']} plugins' schemas compiled at build time; "
-            f"{len(settings['compiled'])} compiled on the page ("
-            + ", ".join(f"{n}: {reason}" for reason, n in why.items())
-            + ")"
-        )
     first = min(medians.values(), key=lambda m: m[1])[1] if medians else 0.0
     last = max(m[1] for m in before) if before else 0.0
     print(
