@@ -1,114 +1,25 @@
-"""The spawner's half that carries the lifecycle out (poll, stop, the hub's start-up check),
-with the Slurm boundary replaced: what it asks Slurm, what it cancels, what it answers the hub
-and what it leaves said. Table-driven, as tests/unit/core/test_lifecycle.py."""
+"""The spawner's half that carries the lifecycle out (poll, the start's waits, the hub's start-up
+check), with the Slurm boundary replaced (tests/unit/hub/slurm_stand_in.py): what it asks Slurm,
+what it cancels, what it answers the hub and what it leaves said. Table-driven, as
+tests/unit/core/test_lifecycle.py. The stop: test_session_stop.py."""
 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-import time
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from traitlets.config import Config
 
 from gpuportal_adapters.slurm import SlurmUnavailable
-from gpuportal_core.culling import Reason
 from gpuportal_core.environments import SoftwareEnvironment
 from gpuportal_core.jobs import JobInfo
 from gpuportal_core.lifecycle import Stage
 from gpuportal_core.profiles import ResourceProfile
 from gpuportal_core.request import SpawnRequest
 from gpuportal_spawner import session_job, slurm_spawner
-from gpuportal_spawner.slurm_spawner import GpuSlurmSpawner
+from tests.unit.hub.slurm_stand_in import TAG, FakeSlurm, Spawner, info, no_waiting, spawner
 
-TAG = "gpuportal:session:local:alice:"
-
-
-def info(state: str, job_id: str = "7") -> JobInfo:
-    return JobInfo(job_id, state, "None", "gpu01", "N/A", "alice", "8:00:00", "gpu01", TAG)
-
-
-class FakeSlurm:
-    """Slurm as the spawner sees it: squeue by id (the poller), by tag, and scancel."""
-
-    def __init__(self, answer: JobInfo | Exception | None, tagged: list[JobInfo] | None = None):
-        self.answer = answer
-        self.tagged_jobs = tagged or []
-        self.asked = 0
-        self.cancelled: list[str] = []
-        self.cancel_fails = False
-
-    async def job(self, job_id: str, *, max_age: float) -> JobInfo | None:
-        self.asked += 1
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer
-
-    def untrack(self, job_id: str) -> None:
-        pass
-
-    async def tagged(self, *tags: str, user: str = "") -> list[JobInfo]:
-        return [job for job in self.tagged_jobs if job.comment in tags]
-
-    async def cancel(self, job_id: str, *, user: str) -> None:
-        if self.cancel_fails:
-            raise SlurmUnavailable(["scancel"], 1, "timed out")
-        self.cancelled.append(job_id)
-
-    async def jobs(self, job_ids: set[str]) -> dict[str, JobInfo]:
-        return {job_id: info("CANCELLED", job_id) for job_id in job_ids}
-
-    async def remove_token(self) -> None:
-        pass
-
-
-class FakePoller:
-    """The hub's shared poller over the fake: by id, and tagged jobs (shared by the stops)."""
-
-    def __init__(self, fake: FakeSlurm) -> None:
-        self.fake = fake
-        self.tagged = self  # poller.tagged.of(...)
-        self.job = fake.job
-        self.untrack = fake.untrack
-
-    async def of(
-        self, user: str, *tags: str, max_age: float, newer_than: float = 0.0
-    ) -> list[JobInfo]:
-        return await self.fake.tagged(*tags, user=user)
-
-
-class Spawner(GpuSlurmSpawner):
-    fake: FakeSlurm
-
-    @property
-    def slurm(self) -> Any:
-        return self.fake
-
-    @property
-    def poller(self) -> Any:
-        return FakePoller(self.fake)
-
-    @property
-    def files(self) -> Any:
-        return self.fake
-
-
-def spawner(fake: FakeSlurm, *, stage: str, job_id: str = "7") -> Spawner:
-    made = Spawner(user=SimpleNamespace(name="alice"), config=Config())
-    made.fake = fake
-    made.load_state({"job_id": job_id, "stage": stage} if job_id else {"stage": stage})
-    return made
-
-
-@pytest.fixture(autouse=True)
-def no_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
-    async def instant(_: float) -> None:
-        return None
-
-    monkeypatch.setattr(session_job.asyncio, "sleep", instant)
-
+__all__ = ["no_waiting"]  # autouse: the spawner's waits are instant
 
 # (saved stage, Slurm's answer, hub start-up check) -> (poll's answer, stage after, cancelled)
 POLLS = [
@@ -142,75 +53,6 @@ def test_an_ended_session_keeps_why_and_is_not_asked_again() -> None:
     assert asyncio.run(made.poll_session()) == 1
     assert fake.asked == asked
     assert made.note == "Your session (job 7) reached its 8 h time limit."
-
-
-def test_a_handed_over_job_is_left_to_the_resume_by_a_stop() -> None:
-    fake = FakeSlurm(info("PENDING"))
-    made = spawner(fake, stage="queued")
-    asyncio.run(made.poll_session(hub_check=True))
-    asyncio.run(made.stop())
-    assert fake.cancelled == []
-    assert made.stage is Stage.HANDED_OVER
-
-
-def test_a_stop_cancels_its_job_and_one_found_by_its_tag_and_leaves_no_words() -> None:
-    fake = FakeSlurm(info("PENDING"), tagged=[info("PENDING", "8")])
-    made = spawner(fake, stage="queued")
-    asyncio.run(made.stop())
-    assert fake.cancelled == ["7", "8"]
-    assert (made.stage, made.note) == (Stage.ENDED, "")
-
-
-def test_a_stop_cancels_the_dask_workers_of_its_session_only() -> None:
-    def worker(job_id: str, server: str) -> JobInfo:
-        job = info("RUNNING", job_id)
-        return dataclasses.replace(job, comment=f"gpuportal:dask:local:alice:{server}")
-
-    fake = FakeSlurm(info("RUNNING"), tagged=[worker("8", ""), worker("9", "other")])
-    made = spawner(fake, stage="ready")
-    asyncio.run(made.stop())
-    assert fake.cancelled == ["7", "8"]
-
-
-def test_a_stop_waits_for_its_jobs_end_through_the_shared_poller() -> None:
-    """Not a squeue of its own per look: stops under way at once share the poller's."""
-    fake = FakeSlurm(info("RUNNING"), tagged=[info("RUNNING", "8")])
-    answers = {"7": [info("COMPLETING"), info("CANCELLED")], "8": [None, None]}
-    asked: list[tuple[str, float]] = []
-    untracked: list[str] = []
-
-    async def job(job_id: str, *, max_age: float) -> JobInfo | None:
-        asked.append((job_id, max_age))
-        return answers[job_id].pop(0)
-
-    async def jobs(job_ids: set[str]) -> dict[str, JobInfo]:
-        raise AssertionError("a squeue of the stop's own")
-
-    fake.job = job  # type: ignore[method-assign]
-    fake.jobs = jobs  # type: ignore[method-assign]
-    fake.untrack = untracked.append  # type: ignore[method-assign]
-    made = spawner(fake, stage="ready")
-    asyncio.run(made.stop())
-    assert fake.cancelled == ["7", "8"]
-    assert sorted(asked) == [("7", 0.0), ("7", 0.5), ("8", 0.0), ("8", 0.5)]
-    assert {"7", "8"} <= set(untracked)
-    assert made.stage is Stage.ENDED
-
-
-def test_a_culled_stop_says_which_limit() -> None:
-    made = spawner(FakeSlurm(info("RUNNING")), stage="ready")
-    made.cull_limits = made.cull_limits.__class__(idle=3600)
-    made.cull_mark = (Reason.IDLE, time.time())
-    asyncio.run(made.stop())
-    assert made.note.startswith("Your session (job 7) was stopped after 1 h without use")
-
-
-def test_a_cancel_slurm_never_answers_is_said() -> None:
-    fake = FakeSlurm(info("RUNNING"))
-    fake.cancel_fails = True
-    made = spawner(fake, stage="ready")
-    asyncio.run(made.stop())
-    assert made.note.startswith("Slurm did not answer the cancel of job 7")
 
 
 def test_a_poll_without_a_job_id_finds_the_job_by_its_tag_or_says_it_is_gone() -> None:
