@@ -27,6 +27,7 @@ from gpuportal_portal import (
     notebook_outputs,
     schedule_service,
 )
+from gpuportal_portal.body_limit import BodyLimit
 from gpuportal_portal.cluster import ClusterUnavailable, PartitionCatalog
 from gpuportal_portal.crud import SlugTaken, VersionConflict
 from gpuportal_portal.deps import LoginRequired, PageForbidden
@@ -189,6 +190,7 @@ def create_app(
         app.include_router(router, prefix=prefix)
     _add_error_handlers(app)
     add_page_not_found(app)
+    app.add_middleware(BodyLimit)  # inside the security headers: a refusal carries them too
     add_security_headers(app)
     add_api_docs(app, prefix)
     add_manual(app, prefix, built_docs(settings.docs_dir))

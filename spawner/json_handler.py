@@ -8,6 +8,8 @@ from typing import Any
 from jupyterhub.handlers.base import BaseHandler
 from jupyterhub.scopes import has_scope
 
+from gpuportal_core import bounded_json
+
 
 class JsonHandler(BaseHandler):
     # A hub token works here as in the REST API (the `gpuportal` CLI, scripts), besides the
@@ -22,8 +24,9 @@ class JsonHandler(BaseHandler):
         self.finish(json.dumps(body))
 
     def json_body(self) -> dict[str, Any]:
-        """The request's JSON object (empty body: {}); ValueError if it is not one."""
-        body = json.loads(self.request.body or b"{}")
+        """The request's JSON object (empty body: {}); ValueError if it is not one, or if it is
+        over a megabyte or nests over 32 deep (checked before it is parsed)."""
+        body = bounded_json.loads(self.request.body or b"{}")
         if not isinstance(body, dict):
             raise ValueError("send a JSON object")
         return body
