@@ -51,6 +51,10 @@ from gpuportal_core.usage import (
 
 log = logging.getLogger(__name__)
 
+# What a helper command run as a user may print (its output is theirs to choose): more than a
+# job's page shows, or a session's GPU readings hold. A caller that reads more says so.
+USER_OUTPUT_MAX = 1024 * 1024
+
 # squeue/scancel say this for a job id that has left slurmctld's memory: the job is gone.
 _GONE_MARKERS = ("Invalid job id specified", "Invalid job id")
 # These mean the controller could not be asked: state unknown, not "job gone".
@@ -346,10 +350,40 @@ class SlurmClient:
         if result.returncode != 0:
             _raise_for(argv, result)
 
-    async def run_as_user(
-        self, user: str, argv: Sequence[str], *, input_text: str | None = None
+    async def read_as_user(
+        self, user: str, path: str, *, count: int, offset: int = 0, through_links: bool = True
     ) -> CommandResult:
-        """A small helper command as the user (mkdir, tail): home dirs may be root-squashed."""
+        """At most `count` bytes of the user's file from byte `offset` on, read as the user (dd:
+        bounded in bytes whatever the file is). through_links=False refuses a link (a session's
+        readings made a link to /dev/zero) and gives a FIFO's present bytes, never waiting."""
+        flags = "skip_bytes,count_bytes" + ("" if through_links else ",nofollow,nonblock")
+        argv = ["dd", f"if={path}", f"iflag={flags}", f"skip={offset}", f"count={count}"]
+        return await self.run_as_user(user, [*argv, "status=none"], max_output=count)
+
+    async def tail_as_user(self, user: str, paths: Sequence[str], *, count: int) -> CommandResult:
+        """The last `count` bytes of each file (tail -c: a file with no newline is not read
+        whole, as -n reads it), under tail's "==> file <==" headings when there are several."""
+        most = (count + 4096) * len(paths)  # the headings besides the bytes
+        return await self.run_as_user(
+            user, ["tail", "-c", str(count), "--", *paths], max_output=most
+        )
+
+    async def run_as_user(
+        self,
+        user: str,
+        argv: Sequence[str],
+        *,
+        input_text: str | None = None,
+        max_output: int = USER_OUTPUT_MAX,
+    ) -> CommandResult:
+        """A small helper command as the user (mkdir, tail): home dirs may be root-squashed.
+
+        What it prints is the user's to choose (a file they wrote, or made a link to a device):
+        past max_output bytes it is killed and its result marked truncated."""
         return await run_command(
-            self._as_user(user, *argv), input_text=input_text, timeout=self._timeout
+            self._as_user(user, *argv),
+            input_text=input_text,
+            timeout=self._timeout,
+            max_output=max_output,
+            keep_truncated=True,
         )

@@ -53,6 +53,18 @@ class CommandResult:
     stderr: str
     # stdout as the command wrote it, for a reader that counts bytes (a job's output by offset).
     raw_stdout: bytes = b""
+    # The command printed more than the caller keeps: stdout is its first max_output bytes, and
+    # the command was killed there (only a caller that passed keep_truncated gets this).
+    truncated: bool = False
+
+
+# What a command may print before it is killed: squeue of 50,000 jobs prints about 10 MB. A
+# command that prints more is a failure (SlurmUnavailable), never half an answer read as whole
+# (half the queue would be jobs gone). Readers of a user's files keep less (run_as_user).
+MAX_STDOUT = 64 * 1024 * 1024
+# Slurm's own words, shown to a user or logged: the first 64 KiB, the rest read and dropped.
+MAX_STDERR = 64 * 1024
+_CHUNK = 64 * 1024
 
 
 # Called after each command with (command name, seconds, outcome: "ok", "error" or "timeout"):
@@ -107,8 +119,12 @@ async def run_command(
     input_text: str | None = None,
     env: Mapping[str, str] | None = None,
     timeout: float,
+    max_output: int = MAX_STDOUT,
+    keep_truncated: bool = False,
 ) -> CommandResult:
-    """Run argv, feed it input_text, and kill it (its whole process group) if it outlives timeout.
+    """Run argv, feed it input_text, and kill it (its whole process group) if it outlives timeout
+    or prints more than max_output bytes (then SlurmUnavailable, or with keep_truncated the
+    first max_output bytes, marked truncated).
 
     The group matters: under `sudo -u USER sbatch`, killing sudo alone can leave sbatch running,
     and a submission that goes through after we gave up is a duplicate job. Killing the group
@@ -131,7 +147,7 @@ async def run_command(
         )
         data = input_text.encode() if input_text is not None else None
         try:
-            out, err = await asyncio.wait_for(proc.communicate(data), timeout)
+            out, err, over = await asyncio.wait_for(_exchange(proc, data, max_output), timeout)
         except TimeoutError:
             await _kill_group(proc)
             _observed(argv, started, "timeout")
@@ -140,10 +156,44 @@ async def run_command(
             await _kill_group(proc)
             raise
         returncode = proc.returncode if proc.returncode is not None else -1
+        if over and not keep_truncated:
+            _observed(argv, started, "error")
+            raise SlurmUnavailable(argv, -9, f"printed over {max_output} bytes")
         _observed(argv, started, "ok" if returncode == 0 else "error")
         return CommandResult(
-            returncode, out.decode(errors="replace"), err.decode(errors="replace"), out
+            returncode, out.decode(errors="replace"), err.decode(errors="replace"), out, over
         )
+
+
+async def _exchange(
+    proc: asyncio.subprocess.Process, data: bytes | None, max_output: int
+) -> tuple[bytes, bytes, bool]:
+    """communicate(), with what is kept bounded: stdout up to max_output (the process group is
+    killed there), stderr's first MAX_STDERR bytes; whether stdout went over."""
+
+    async def feed() -> None:
+        if data is None or proc.stdin is None:
+            return
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            proc.stdin.write(data)
+            await proc.stdin.drain()
+        proc.stdin.close()
+
+    async def read(stream: asyncio.StreamReader | None, keep: int, kill: bool) -> bytes:
+        kept = bytearray()
+        while stream is not None and (chunk := await stream.read(_CHUNK)):
+            kept += chunk[: keep + 1 - len(kept)]  # one byte past `keep` says it went over
+            if len(kept) > keep and kill:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                break
+        return bytes(kept)
+
+    _, out, err = await asyncio.gather(
+        feed(), read(proc.stdout, max_output, kill=True), read(proc.stderr, MAX_STDERR, False)
+    )
+    await proc.wait()
+    return out[:max_output], err[:MAX_STDERR], len(out) > max_output
 
 
 async def _kill_group(proc: asyncio.subprocess.Process) -> None:

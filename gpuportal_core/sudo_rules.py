@@ -50,15 +50,19 @@ USER_COMMANDS: tuple[UserCommand, ...] = (
         r"^--steps --jobs=[0-9]+ --noheader --format=%i %j$",
         "find that step again after a hub restart (sites may hide others' jobs)",
     ),
+    # Every read of a user's file is bounded in bytes: the last N bytes (tail -c, never -n,
+    # which reads a file of no newline whole), or N bytes from an offset (dd count=).
     UserCommand(
         "tail",
-        rf"^(-n [0-9]+|-c \+1 --)( {_PATH})+$",
-        "read a job's output, a session's log and its GPU readings in the user's home",
+        rf"^-c [0-9]+ --( {_PATH})+$",
+        "read the end of a job's output and of a session's log in the user's home",
     ),
     UserCommand(
         "dd",
-        rf"^if={_PATH} iflag=skip_bytes,count_bytes skip=[0-9]+ count=[0-9]+ status=none$",
-        "read a job's output from where its follower left off (gpuportal jobs ... --follow)",
+        rf"^if={_PATH} iflag=skip_bytes,count_bytes(,nofollow,nonblock)? skip=[0-9]+ "
+        "count=[0-9]+ status=none$",
+        "read a job's output from where its follower left off (gpuportal jobs ... --follow), "
+        "a notebook job's report and a session's GPU readings (not through a link)",
     ),
     UserCommand(
         "test",

@@ -46,20 +46,48 @@ def output_files(record: JobRecord) -> list[str]:
     return [record.output.replace("%a", task) for task in sorted(started, key=int)[:20]]
 
 
+# The end of each output file read for its last lines: a line longer than this shows cut.
+TAIL_BYTES = 16384
+
+
 async def output_tail(slurm: SlurmClient, record: JobRecord, lines: int = 30) -> list[str]:
     """The last lines of the job's output, read as its user (an array's: of each task's file,
-    under tail's own "==> file <==" headings)."""
+    under tail's own "==> file <==" headings). Its last TAIL_BYTES of each file only: a user's
+    output of a terabyte with no newline costs what a small one does."""
     files = output_files(record)
     if not record.slurm_job_id or not files:
         return []
     try:
-        argv = ["tail", "-n", str(lines), *files]
-        result = await slurm.run_as_user(record.user, argv)
+        result = await slurm.tail_as_user(record.user, files, count=TAIL_BYTES)
     except SlurmError as error:  # a timeout reading a slow home directory
         log.warning("Could not read the output of job %s: %s", record.slurm_job_id, error)
         return []
     # Non-zero also when one task's file is not there yet: what tail did read still counts.
-    return result.stdout.splitlines()
+    return last_lines(result.stdout, files, lines)
+
+
+def last_lines(text: str, files: list[str], lines: int) -> list[str]:
+    """tail -c's output cut to the last `lines` lines of each file's part, headings kept."""
+    if len(files) == 1:
+        return text.splitlines()[-lines:] if lines else []
+    headings = {f"==> {name} <==" for name in files}
+    parts: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line in headings:
+            parts.append([line])
+        else:
+            parts[-1].append(line)
+    kept: list[str] = []
+    for part in parts:
+        if not part:
+            continue
+        heading = part[:1] if part[0] in headings else []
+        body = part[len(heading) :]
+        while body and not body[-1]:  # tail's blank line before the next heading
+            body.pop()
+        kept += [""] if kept else []
+        kept += heading + body[-lines:]
+    return kept
 
 
 # At most this much of a job's output per request: a follower asks again at once for the rest.
@@ -108,16 +136,8 @@ async def output_from(
     path = output_file(record, task)
     if not record.slurm_job_id:
         return OutputPart("", offset, False)
-    argv = [
-        "dd",
-        f"if={path}",
-        "iflag=skip_bytes,count_bytes",
-        f"skip={offset}",
-        f"count={size + 1}",
-        "status=none",
-    ]
     try:
-        result = await slurm.run_as_user(record.user, argv)
+        result = await slurm.read_as_user(record.user, path, offset=offset, count=size + 1)
     except SlurmError as error:  # a timeout reading a slow home directory: ask again
         log.warning("Could not read the output of job %s: %s", record.slurm_job_id, error)
         return OutputPart("", offset, False)

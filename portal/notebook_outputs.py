@@ -161,10 +161,9 @@ class ReportUnreadable(Exception):
 
 async def read_report(slurm: SlurmClient, user: str, path: str) -> str:
     """The HTML file, read as its user (dd, as a job's output is)."""
-    argv = ["dd", f"if={path}", "iflag=skip_bytes,count_bytes", "skip=0"]
-    argv += [f"count={REPORT_MAX_BYTES + 1}", "status=none"]
     try:
-        result = await slurm.run_as_user(user, argv)
+        count = REPORT_MAX_BYTES + 1
+        result = await slurm.read_as_user(user, path, count=count, through_links=False)
     except SlurmError as error:  # a timeout reading a slow home directory
         raise ReportUnreadable(f"{path} could not be read just now ({error}); try again") from None
     if result.returncode != 0:

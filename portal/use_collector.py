@@ -17,7 +17,6 @@ marked so and not asked again.
 
 from __future__ import annotations
 
-import json
 import logging
 import pwd
 from datetime import timedelta
@@ -30,6 +29,7 @@ from sqlalchemy import select
 # The file's layout is the session's, which writes it (a stdlib-only module).
 from gpuportal_adapters.gpu_summary import summary_path
 from gpuportal_adapters.slurm import SlurmClient
+from gpuportal_core import bounded_json
 from gpuportal_core.efficiency import Efficiency, gpu_summary, mean_gpu_percent
 from gpuportal_portal.background import repeat
 from gpuportal_portal.db import Database
@@ -43,6 +43,8 @@ SETTLE_S = 10
 UNMEASURED_AFTER = timedelta(minutes=2)
 GIVE_UP_AFTER = timedelta(hours=1)
 BATCH = 10
+# A session's readings file: a summary of a few hundred bytes, a kilobyte a GPU at most.
+READINGS_MAX = 64 * 1024
 NOT_RECORDED: dict[str, Any] = {"recorded": False}
 # The jobs that read their own GPUs as they run (gpuportal_session.gpu_activity for a session,
 # gpuportal_session.job_gpu_readings for a notebook job), into the same file.
@@ -57,14 +59,18 @@ async def gpu_readings(slurm: SlurmClient, user: str, job_id: str) -> dict[str, 
     except KeyError:
         return {"measured": False, "note": f"{user} is not a user of this host"}
     path = summary_path(entry.pw_dir, job_id)
-    result = await slurm.run_as_user(user, ["tail", "-c", "+1", "--", str(path)])
+    # Bounded, and never through a link: the file is the user's to replace (with a link to
+    # /dev/zero, `tail -c +1` grew the portal's memory until its timeout).
+    result = await slurm.read_as_user(user, str(path), count=READINGS_MAX + 1, through_links=False)
     if result.returncode != 0:
         return {
             "measured": False,
             "note": "it left no GPU readings (it ended before its first)",
         }
+    if len(result.raw_stdout) > READINGS_MAX:
+        return {"measured": False, "note": f"its GPU readings are over {READINGS_MAX} bytes"}
     try:
-        readings = json.loads(result.stdout)
+        readings = bounded_json.loads(result.raw_stdout, max_bytes=READINGS_MAX)
     except ValueError:
         return {"measured": False, "note": "the session's GPU readings could not be read"}
     return readings if isinstance(readings, dict) else {"measured": False, "note": "no reading"}

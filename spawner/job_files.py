@@ -14,6 +14,8 @@ import re
 from gpuportal_adapters.slurm import SlurmClient, SlurmError
 
 log = logging.getLogger(__name__)
+# The end of a session's log read for its last lines (the waiting page's, a failed start's).
+LOG_TAIL_BYTES = 32768
 
 
 class JobFiles:
@@ -110,10 +112,12 @@ class JobFiles:
     async def log_tail(self, job_id: str, lines: int) -> str:
         try:
             log_dir = await self.log_dir()
-            result = await self._slurm.run_as_user(
-                self._user, ["tail", "-n", str(lines), f"{log_dir}/jupyter-{job_id}.log"]
-            )
+            path = f"{log_dir}/jupyter-{job_id}.log"
+            # Its last bytes, then their last lines: a log of no newline is not read whole.
+            result = await self._slurm.tail_as_user(self._user, [path], count=LOG_TAIL_BYTES)
         except (OSError, KeyError, SlurmError) as error:
             log.warning("Job %s: could not read its log: %s", job_id, error)
             return ""
-        return result.stdout.strip() if result.returncode == 0 else ""
+        if result.returncode != 0:
+            return ""
+        return "\n".join(result.stdout.strip().splitlines()[-lines:]) if lines else ""

@@ -44,7 +44,12 @@ def test_the_token_and_the_tls_files_go_with_one_folder_check_and_one_write_each
     ran: list[tuple[list[str], str | None]] = []
 
     async def run(
-        argv: Sequence[str], *, input_text: str | None = None, env: Any = None, timeout: float
+        argv: Sequence[str],
+        *,
+        input_text: str | None = None,
+        env: Any = None,
+        timeout: float,
+        **bounds: Any,
     ) -> CommandResult:
         ran.append((list(argv), input_text))
         return CommandResult(0, "", "")

@@ -35,6 +35,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[Call]:
         input_text: str | None = None,
         env: Mapping[str, str] | None = None,
         timeout: float,
+        **bounds: int | bool,  # max_output, keep_truncated
     ) -> CommandResult:
         seen.append((list(argv), dict(env or {})))
         return CommandResult(0, "1\n", "")

@@ -11,7 +11,7 @@ from typing import Any
 
 from fastapi.testclient import TestClient
 
-from gpuportal_adapters.slurm_commands import run_command
+from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_portal import db, notebook_outputs
 from gpuportal_portal.identity import HubIdentity
 from gpuportal_portal.models import JobRecord, utcnow
@@ -21,11 +21,9 @@ from .conftest import API
 RUN = "2026-11-29_14-05-12_job4242"
 
 
-class AsItself:
+def AsItself() -> SlurmClient:
     """Runs the reads as this process's user: the boundary is sudo, not dd or test."""
-
-    async def run_as_user(self, user: str, argv: list[str]) -> Any:
-        return await run_command(argv, timeout=10)
+    return SlurmClient(run_as=(), timeout=10)
 
 
 def _said(notebook: str, folder: str) -> str:
@@ -101,7 +99,7 @@ def test_an_ended_notebook_jobs_outputs_are_looked_for_once_and_kept(
             _ended_notebook_job(tmp_path, "4245", _said(notebook, str(done)), "RUNNING"),
         ])  # fmt: skip
         session.commit()
-    assert asyncio.run(notebook_outputs.collect(database, AsItself())) == 2  # type: ignore[arg-type]
+    assert asyncio.run(notebook_outputs.collect(database, AsItself())) == 2
     with database.sessions() as session:
         kept = {r.slurm_job_id: r.outputs for r in session.query(JobRecord)}
     assert kept["4242"] == {

@@ -10,15 +10,13 @@ from typing import Any
 
 import pytest
 
-from gpuportal_adapters.slurm_commands import run_command
+from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_portal import job_output
 
 
-class AsItself:
+def AsItself() -> SlurmClient:
     """Runs the read as this process's user: the boundary is sudo, not dd."""
-
-    async def run_as_user(self, user: str, argv: list[str]) -> Any:
-        return await run_command(argv, timeout=10)
+    return SlurmClient(run_as=(), timeout=10)
 
 
 def job(output: Path | str, tasks: dict[str, str] | None = None) -> Any:
@@ -28,7 +26,7 @@ def job(output: Path | str, tasks: dict[str, str] | None = None) -> Any:
 def read_all(record: Any, size: int, task: str | None = None) -> tuple[str, int]:
     text, offset, reads = "", 0, 0
     while True:
-        part = asyncio.run(job_output.output_from(AsItself(), record, offset, task, size))  # type: ignore[arg-type]
+        part = asyncio.run(job_output.output_from(AsItself(), record, offset, task, size))
         text, offset, reads = text + part.text, part.next_offset, reads + 1
         if not part.more:
             return text, reads
@@ -45,14 +43,14 @@ def test_parts_add_up_to_the_file_and_keep_characters_whole(tmp_path: Path) -> N
 def test_from_an_offset_and_at_the_end(tmp_path: Path) -> None:
     (tmp_path / "train.out").write_text("one\ntwo\n")
     record = job(tmp_path / "train.out")
-    part = asyncio.run(job_output.output_from(AsItself(), record, 4))  # type: ignore[arg-type]
+    part = asyncio.run(job_output.output_from(AsItself(), record, 4))
     assert (part.text, part.next_offset, part.more) == ("two\n", 8, False)
-    end = asyncio.run(job_output.output_from(AsItself(), record, 8))  # type: ignore[arg-type]
+    end = asyncio.run(job_output.output_from(AsItself(), record, 8))
     assert (end.text, end.next_offset, end.more) == ("", 8, False)
 
 
 def test_a_file_not_written_yet_is_empty_not_an_error(tmp_path: Path) -> None:
-    part = asyncio.run(job_output.output_from(AsItself(), job(tmp_path / "later.out"), 0))  # type: ignore[arg-type]
+    part = asyncio.run(job_output.output_from(AsItself(), job(tmp_path / "later.out"), 0))
     assert (part.text, part.next_offset, part.more) == ("", 0, False)
 
 

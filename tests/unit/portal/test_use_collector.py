@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-from asyncio.subprocess import PIPE
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from gpuportal_adapters.slurm_commands import CommandResult
+from gpuportal_adapters.slurm import SlurmClient
 from gpuportal_core.efficiency import parse_use
 from gpuportal_portal import db, use_collector
 from gpuportal_portal.models import JobRecord, utcnow
@@ -43,21 +42,18 @@ READINGS = {
 }  # fmt: skip
 
 
-class Accounting:
-    """sacct's answers, and the session's readings file as `sudo -u` would show it."""
+class Accounting(SlurmClient):
+    """sacct's answers, and the session's readings file read as this process's user (the
+    boundary is sudo, not dd)."""
 
     def __init__(self, home: Path) -> None:
+        super().__init__(run_as=(), timeout=10)
         self.home = home
         self.asked: list[str] = []
 
     async def use(self, job_id: str) -> Any:
         self.asked.append(job_id)
         return parse_use(SACCT[job_id]) if job_id in SACCT else None
-
-    async def run_as_user(self, user: str, argv: list[str]) -> CommandResult:
-        process = await asyncio.create_subprocess_exec(*argv, stdout=PIPE, stderr=PIPE)
-        out, err = await process.communicate()
-        return CommandResult(process.returncode or 0, out.decode(), err.decode())
 
 
 def _record(job_id: str, launcher: str, *, state: str, ended_ago: float) -> JobRecord:
@@ -95,7 +91,7 @@ def test_ended_jobs_use_is_read_once_with_the_sessions_gpu_readings(
         ])  # fmt: skip
         session.commit()
     accounting = Accounting(tmp_path)
-    assert asyncio.run(use_collector.collect(database, accounting)) == 5  # type: ignore[arg-type]
+    assert asyncio.run(use_collector.collect(database, accounting)) == 5
     assert sorted(accounting.asked) == ["41", "42", "45", "46", "47", "48", "49"]
     with database.sessions() as session:
         use = {r.slurm_job_id: r.use for r in session.query(JobRecord)}
@@ -122,14 +118,14 @@ def test_ended_jobs_use_is_read_once_with_the_sessions_gpu_readings(
     assert use["48"]["gpu"] == {"measured": False, "note": "it asked for no GPU"}
     # Kept: the next look asks Slurm about the one it is still waiting for only.
     accounting.asked.clear()
-    asyncio.run(use_collector.collect(database, accounting))  # type: ignore[arg-type]
+    asyncio.run(use_collector.collect(database, accounting))
     assert sorted(accounting.asked) == ["45", "47"]
 
 
 def test_a_session_that_left_no_readings_says_so(tmp_path: Path, monkeypatch: Any) -> None:
     monkeypatch.setattr(use_collector, "summary_path", lambda home, job_id: tmp_path / "none.json")
     monkeypatch.setattr(use_collector.pwd, "getpwnam", lambda user: type("P", (), {"pw_dir": "/"}))
-    gpu = asyncio.run(use_collector.gpu_readings(Accounting(tmp_path), "alice", "41"))  # type: ignore[arg-type]
+    gpu = asyncio.run(use_collector.gpu_readings(Accounting(tmp_path), "alice", "41"))
     assert gpu == {
         "measured": False,
         "note": "it left no GPU readings (it ended before its first)",
