@@ -103,9 +103,16 @@ class HubIdentity:
         if kind == "service":
             return Caller(name=str(model["name"]), kind="service", reads_metrics=reads_metrics)
         groups = frozenset(str(group) for group in model.get("groups") or ())
-        is_admin = bool(model.get("admin")) or not groups.isdisjoint(self._admin_groups)
+        name = str(model["name"])
+        # An admin's rights come with a token that carries the admin's own: the browser's
+        # login here (read:users!user, the service's OAuth scope) or a Token-page token. One
+        # narrowed to the portal alone (the hub's relay of a session's notebook jobs, or a user
+        # who narrowed it so) identifies its user with their groups all the same, and was an
+        # admin here: code in an admin's job could read and cancel anyone's jobs.
+        full = bool(check_scopes({f"read:users!user={name}"}, scopes))
+        is_admin = full and (bool(model.get("admin")) or not groups.isdisjoint(self._admin_groups))
         return Caller(
-            name=str(model["name"]),
+            name=name,
             kind="user",
             groups=groups,
             is_admin=is_admin,

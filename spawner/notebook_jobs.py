@@ -190,6 +190,11 @@ class NotebookJobsHandler(JsonHandler):
         except ValueError:
             return answer.code, {"detail": text[:300]}
 
+    def _ours(self, job: dict[str, Any]) -> bool:
+        """A notebook job of the caller's: the relay passes on no other, whatever the portal
+        would show the token it asks with."""
+        return job.get("launcher") == LAUNCHER and job.get("user") == self.current_user.name
+
     async def _offer(self) -> tuple[list[ResourceProfile], list[SoftwareEnvironment]]:
         offer = await self.current_user.spawner.offer()
         return list(offer.profiles), list(offer.environments)
@@ -216,13 +221,13 @@ class NotebookJobsHandler(JsonHandler):
             return
         if job_id:
             status, answer = await self._portal("GET", f"/jobs/{job_id}")
-            if status == 200 and answer.get("launcher") != LAUNCHER:
+            if status == 200 and not self._ours(answer):
                 status, answer = 404, {"detail": f"No notebook job {job_id} of yours."}
             self.send(answer, status)
             return
         status, answer = await self._portal("GET", "/jobs?mine=true&kind=job&limit=500")
         if status == 200:
-            answer = [job for job in answer if job.get("launcher") == LAUNCHER]
+            answer = [job for job in answer if self._ours(job)]
         self.send(answer, status)
 
     async def post(self, job_id: str | None = None, record: str | None = None) -> None:
@@ -249,7 +254,7 @@ class NotebookJobsHandler(JsonHandler):
             self.send({"detail": "DELETE /hub/gpuportal/notebook-jobs/ID: which job?"}, 405)
             return
         status, answer = await self._portal("GET", f"/jobs/{job_id}")
-        if status == 200 and answer.get("launcher") == LAUNCHER:
+        if status == 200 and self._ours(answer):
             status, answer = await self._portal("DELETE", f"/jobs/{job_id}{record or ''}")
         elif status == 200:
             status, answer = 404, {"detail": f"No notebook job {job_id} of yours."}

@@ -17,7 +17,7 @@ API = "/services/portal/api"
 ACCESS = "access:services!service=portal"
 # The scopes the hub reports for each token bob might present.
 TOKENS: dict[str, list[str]] = {
-    "full": ["self", ACCESS],
+    "full": ["read:users!user=bob", ACCESS],
     "narrow": ["read:users:activity!user=bob"],
     "server": ["access:servers!server=bob/", "users:activity!user=bob"],
     "other-service": ["access:services!service=grafana"],
@@ -26,6 +26,8 @@ TOKENS: dict[str, list[str]] = {
 
 # carol, an admin of the hub, with a token for everything.
 ADMIN_TOKEN = "admin"
+# carol's token as the hub's relay of a session's notebook jobs makes it: the portal alone.
+ADMIN_RELAY_TOKEN = "admin-relay"
 # The hub's `prometheus` service (deploy/jupyterhub_config.py).
 PROMETHEUS_TOKEN = "prometheus"
 
@@ -35,10 +37,12 @@ async def hub_says(token: str) -> dict[str, Any] | None:
         return {
             "kind": "user",
             "name": "carol",
-            "groups": [],
+            "groups": ["hpc-admins"],
             "admin": True,
-            "scopes": ["admin-ui", ACCESS],
+            "scopes": ["admin-ui", "read:users!user=carol", ACCESS],
         }
+    if token == ADMIN_RELAY_TOKEN:  # the hub's identify model: name and groups, no `admin`
+        return {"kind": "user", "name": "carol", "groups": ["hpc-admins"], "scopes": [ACCESS]}
     if token == PROMETHEUS_TOKEN:
         return {"kind": "service", "name": "prometheus", "scopes": ["read:metrics", ACCESS]}
     if token not in TOKENS:

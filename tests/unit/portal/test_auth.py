@@ -6,11 +6,20 @@ the same with real hub tokens.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from fastapi.testclient import TestClient
 
 from gpuportal_portal.identity import COOKIE_NAME, HubIdentity
-from tests.unit.portal.conftest import ACCESS, ADMIN_TOKEN, API, PROMETHEUS_TOKEN
+from gpuportal_portal.models import JobRecord
+from tests.unit.portal.conftest import (
+    ACCESS,
+    ADMIN_RELAY_TOKEN,
+    ADMIN_TOKEN,
+    API,
+    PROMETHEUS_TOKEN,
+)
 
 
 @pytest.mark.parametrize("token", ["narrow", "server", "other-service"])
@@ -72,3 +81,33 @@ def test_the_metrics_are_for_admins_and_the_prometheus_service_which_reads_nothi
     assert metrics("full") == 403  # bob, no admin
     served = test_client.get(f"{API}/jobs", headers={"Authorization": f"token {PROMETHEUS_TOKEN}"})
     assert served.status_code == 403 and "/metrics" in served.json()["detail"]
+
+
+def test_an_admins_token_narrowed_to_the_portal_is_no_admin(
+    client: tuple[TestClient, HubIdentity],
+) -> None:
+    """The hub's relay of a session's notebook jobs asks the portal with a token of the user
+    that may use the portal alone; the hub identifies it as carol with her groups. It was an
+    admin here: code in carol's job could read and cancel everyone's jobs."""
+    test_client = client[0]
+    app: Any = test_client.app
+    with app.state.database.sessions() as session:
+        bobs = JobRecord(user="bob", name="train", launcher="torchrun", script="", output="")
+        session.add(bobs)
+        session.commit()
+        job_id = bobs.id
+
+    def as_carol(token: str, method: str, path: str) -> int:
+        headers = {"Authorization": f"token {token}"}
+        return test_client.request(method, f"{API}{path}", headers=headers).status_code
+
+    assert as_carol(ADMIN_TOKEN, "GET", f"/jobs/{job_id}") == 200  # her browser's, or CLI's
+    assert as_carol(ADMIN_RELAY_TOKEN, "GET", f"/jobs/{job_id}") == 404
+    assert as_carol(ADMIN_RELAY_TOKEN, "DELETE", f"/jobs/{job_id}") == 404
+    everyone = test_client.get(
+        f"{API}/jobs?mine=false", headers={"Authorization": f"token {ADMIN_RELAY_TOKEN}"}
+    )
+    assert everyone.status_code == 200 and everyone.json() == []
+    assert as_carol(ADMIN_RELAY_TOKEN, "GET", "/profiles?all=true") == 403
+    headers = {"Authorization": f"token {ADMIN_RELAY_TOKEN}"}
+    assert test_client.get("/services/portal/metrics", headers=headers).status_code == 403
