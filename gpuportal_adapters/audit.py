@@ -55,6 +55,8 @@ ACTIONS: dict[str, str] = {
     "schedule_change": "A job definition paused, resumed or given a new schedule: schedule, "
     "active, cron.",
     "schedule_delete": "A job definition deleted (its queued run cancelled): schedule.",
+    "schedule_paused": "A job definition paused by the portal: its next run could not be "
+    "queued PORTAL_SCHEDULE_PAUSE_AFTER times in a row, or its user is gone: schedule, why.",
     "maintenance_create": "A maintenance window planned (a Slurm MAINT reservation): name, "
     "start, end, nodes.",
     "maintenance_cancel": "A maintenance window cancelled (its reservation deleted): name.",

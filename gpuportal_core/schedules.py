@@ -11,7 +11,8 @@ with it too), so a schedule means here what the dialog meant.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import itertools
+from datetime import UTC, datetime, timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import CroniterBadCronError, CroniterBadDateError, croniter
@@ -61,3 +62,37 @@ def next_time(expression: str, timezone: str, after: datetime) -> datetime:
         # A valid expression that never fires (30 2 31 2 *: 31 February).
         raise ScheduleError("schedule", f"{expression!r} never fires ({error})") from None
     return fire.astimezone(UTC)
+
+
+# How many of a schedule's next times are looked at for its shortest gap: a cron expression's
+# closest two times show within its first few (0-1 0 1 1 *: the first two, a year away).
+GAP_LOOK = 200
+
+
+def shortest_gap(expression: str, timezone: str, after: datetime) -> timedelta:
+    """The shortest time between two of the schedule's next GAP_LOOK times after `after`."""
+    check_schedule(expression, timezone)
+    times = croniter(expression, after.astimezone(zone(timezone)))
+    try:
+        fires = [times.get_next(datetime) for _ in range(GAP_LOOK)]
+    except (CroniterBadCronError, CroniterBadDateError) as error:
+        raise ScheduleError("schedule", f"{expression!r} never fires ({error})") from None
+    gaps = (later - earlier for earlier, later in itertools.pairwise(fires))
+    return min(gaps, default=timedelta.max)
+
+
+def check_often(expression: str, timezone: str, after: datetime, *, shortest: timedelta) -> None:
+    """Raise ScheduleError when two of the schedule's runs come closer than `shortest`."""
+    gap = shortest_gap(expression, timezone, after)
+    if gap < shortest:
+        minutes = int(shortest.total_seconds() // 60)
+        raise ScheduleError(
+            "schedule",
+            f"{expression!r} runs {_minutes(gap)} apart at its closest: this cluster runs a "
+            f"definition at most every {minutes} minutes (e.g. 0 * * * * is every hour)",
+        )
+
+
+def _minutes(gap: timedelta) -> str:
+    minutes = int(gap.total_seconds() // 60)
+    return "1 minute" if minutes == 1 else f"{minutes} minutes"

@@ -8,6 +8,7 @@ import asyncio
 import logging
 import pwd
 from collections.abc import Sequence
+from datetime import timedelta
 
 from gpuportal_adapters.image_archive import archive_problem
 from gpuportal_adapters.slurm import SlurmClient, SlurmError
@@ -24,6 +25,7 @@ from gpuportal_core.words import count
 from gpuportal_portal.cluster import PartitionCatalog
 from gpuportal_portal.job_environments import SiteEnvironment, job_environment
 from gpuportal_portal.job_schemas import JobCreate
+from gpuportal_portal.models import utcnow
 from gpuportal_portal.profile_rules import Problem, no_such_kind
 from gpuportal_portal.profile_service import RuleViolation
 from gpuportal_portal.settings import PortalSettings
@@ -45,6 +47,12 @@ def build_job(
 ) -> BatchJob:
     """The checked core job for a request; BatchJobError names the field that is wrong.
     `site`: the site's environments, where a launcher's program is looked for."""
+    if data.begin is not None and data.begin > utcnow() + timedelta(days=settings.begin_max_days):
+        # A job held in the queue for years (9999-01-01) counts against the user's and the
+        # cluster's limits all that time.
+        raise BatchJobError(
+            "begin", f"is over {settings.begin_max_days} days ahead: choose a nearer time"
+        )
     environment = None
     chosen = job_environment(data, site)
     if chosen is not None:

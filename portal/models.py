@@ -144,6 +144,9 @@ class NotebookSchedule(Base):
     next_record_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # Why the last run could not be queued (Slurm's or the checks' words); "" when it was.
     problem: Mapped[str] = mapped_column(String(300), default="")
+    # How many times in a row the next run could not be queued: at the site's limit
+    # (PORTAL_SCHEDULE_PAUSE_AFTER) the definition is paused, not retried for ever.
+    failures: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), default=utcnow)
 

@@ -10,15 +10,17 @@ Pausing cancels the queued run; resuming, editing or running now queue again.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import pwd
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from gpuportal_adapters.slurm import SlurmClient, SlurmError
-from gpuportal_core.schedules import ScheduleError, check_schedule, next_time
+from gpuportal_core.schedules import ScheduleError, check_often, check_schedule, next_time
 from gpuportal_portal import db, job_service
 from gpuportal_portal.audit_stream import audit
 from gpuportal_portal.cluster import PartitionCatalog
@@ -46,11 +48,20 @@ class Deps:
     folders: OutputFolders
 
 
-def checked(schedule: str, timezone: str) -> None:
+def checked(schedule: str, timezone: str, settings: PortalSettings) -> None:
+    """A schedule that can be read, in a zone that exists, whose runs come no closer than the
+    site allows (PORTAL_SCHEDULE_MIN_MINUTES)."""
     try:
         check_schedule(schedule, timezone)
+        shortest = timedelta(minutes=settings.schedule_min_minutes)
+        check_often(schedule, timezone, utcnow(), shortest=shortest)
     except ScheduleError as error:
         raise RuleViolation([Problem(error.field, error.message)]) from None
+
+
+def _count_of(session: Session, user: str) -> int:
+    mine = select(func.count()).select_from(NotebookSchedule).where(NotebookSchedule.user == user)
+    return int(session.scalar(mine) or 0)
 
 
 async def queue_next(
@@ -64,13 +75,14 @@ async def queue_next(
         data = JobCreate.model_validate({**definition.request, "begin": begin.isoformat()})
         record = await _submit(session, definition, deps, data)
     except ScheduleError as error:
-        await db.step(session, _note_problem, definition, error.message)
+        await db.step(session, _note_problem, definition, error.message, deps.settings)
         raise RuleViolation([Problem(error.field, error.message)]) from None
     except (RuleViolation, job_service.JobRejected, SlurmError) as error:
-        await db.step(session, _note_problem, definition, str(error))
+        await db.step(session, _note_problem, definition, str(error), deps.settings)
         raise
     definition.next_record_id = record.id
     definition.problem = ""
+    definition.failures = 0
     definition.updated_at = utcnow()
     await db.step(session, Session.commit)
     return record
@@ -94,8 +106,16 @@ async def _submit(
     return submitted.record
 
 
-def _note_problem(session: Session, definition: NotebookSchedule, problem: str) -> None:
+def _note_problem(
+    session: Session, definition: NotebookSchedule, problem: str, settings: PortalSettings
+) -> None:
+    """Why the next run could not be queued; at the site's count in a row, paused with it."""
     definition.next_record_id = None
+    definition.failures = (definition.failures or 0) + 1
+    if definition.failures >= settings.schedule_pause_after and definition.active:
+        definition.active = False
+        problem = f"Paused after {definition.failures} tries in a row: {problem}"
+        audit("schedule_paused", user=definition.user, schedule=definition.id, why=problem)
     definition.problem = problem[:300]
     definition.updated_at = utcnow()
     session.commit()
@@ -125,7 +145,13 @@ async def create(
     deps: Deps,
 ) -> NotebookSchedule:
     """Record the definition and queue its first run; nothing is kept if that is refused."""
-    checked(schedule, timezone)
+    checked(schedule, timezone, deps.settings)
+    most = deps.settings.schedules_per_user
+    if await db.step(session, _count_of, user) >= most:
+        raise RuleViolation(
+            [Problem("schedule", f"you keep {most} definitions on a schedule, this cluster's "
+                     "most: delete one you no longer need first")]
+        )  # fmt: skip
     definition = NotebookSchedule(
         user=user,
         name=name,
@@ -166,7 +192,7 @@ async def change(
     """Pause, resume or edit: the queued run is cancelled and, if active, queued anew."""
     new_schedule = definition.schedule if schedule is None else schedule
     new_zone = definition.timezone if timezone is None else timezone
-    checked(new_schedule, new_zone)
+    checked(new_schedule, new_zone, deps.settings)
     await unqueue(session, definition, deps.slurm)
     definition.schedule, definition.timezone = new_schedule, new_zone or "UTC"
     if name:
@@ -228,6 +254,10 @@ async def keep(database: db.Database, deps: Deps) -> int:
     queued = 0
     with database.sessions() as session:
         for definition, last in await db.step(session, _due):
+            if not await _still_a_user(definition.user):
+                gone = f"Paused: {definition.user} is no longer a user of this cluster"
+                await db.step(session, _pause, definition, gone)
+                continue
             # After the run that left (its time, not now): a run cancelled early does not make
             # the next one skip a time.
             after = max(utcnow(), _begin_of(last)) if last is not None else utcnow()
@@ -240,6 +270,24 @@ async def keep(database: db.Database, deps: Deps) -> int:
                 continue
             queued += 1
     return queued
+
+
+async def _still_a_user(user: str) -> bool:
+    """Whether the cluster's directory still knows the user (a thread: sssd or LDAP)."""
+    try:
+        await asyncio.to_thread(pwd.getpwnam, user)
+    except KeyError:
+        return False
+    return True
+
+
+def _pause(session: Session, definition: NotebookSchedule, why: str) -> None:
+    definition.active = False
+    definition.next_record_id = None
+    definition.problem = why[:300]
+    definition.updated_at = utcnow()
+    session.commit()
+    audit("schedule_paused", user=definition.user, schedule=definition.id, why=why)
 
 
 def _begin_of(record: JobRecord) -> datetime:

@@ -78,6 +78,24 @@ class PortalSettings(ClusterSettings):
         description="How often sacct is read for what ended jobs used, e.g. 30 (the hub sets "
         "its poll interval); 0: never.",
     )
+    schedules_per_user: int = Field(
+        20, ge=0, description="How many notebook job definitions on a schedule a user may keep."
+    )
+    schedule_min_minutes: int = Field(
+        15,
+        ge=1,
+        description="The shortest time between two runs of a definition, in minutes (a "
+        "schedule whose runs come closer is refused at its field).",
+    )
+    schedule_pause_after: int = Field(
+        3,
+        ge=1,
+        description="A definition whose next run could not be queued this many times in a "
+        "row is paused, with the reason on its page.",
+    )
+    begin_max_days: int = Field(
+        366, ge=1, description="How far ahead a job's begin (sbatch --begin) may be, in days."
+    )
     cluster_cache_seconds: float = Field(
         60.0, description="How long partition limits from sinfo are reused."
     )

@@ -160,6 +160,9 @@ class Hub:
             PORTAL_ACTIVITY_INTERVAL="5",
             PORTAL_CULL_EVERY="5",
             PORTAL_GPU_SAMPLE_SECONDS="5",
+            # Definitions that run every minute (tests/integration/test_notebook_schedules.py):
+            # a site's shortest is 15 minutes by default.
+            PORTAL_SCHEDULE_MIN_MINUTES="1",
             PATH=f"{VENV_BIN}:{env.get('PATH', '')}",
         )
         if self.public_tls:

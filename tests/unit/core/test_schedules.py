@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from gpuportal_core.schedules import ScheduleError, check_schedule, next_time
+from gpuportal_core.schedules import (
+    ScheduleError,
+    check_often,
+    check_schedule,
+    next_time,
+    shortest_gap,
+)
 
 
 def test_the_next_time_is_read_in_the_definitions_zone() -> None:
@@ -46,3 +52,25 @@ def test_a_schedule_that_never_fires_says_so() -> None:
     with pytest.raises(ScheduleError, match="never fires") as refused:
         next_time("0 0 31 2 *", "UTC", datetime(2026, 1, 1, tzinfo=UTC))
     assert refused.value.field == "schedule"
+
+
+@pytest.mark.parametrize(
+    ("schedule", "gap_minutes"),
+    [
+        ("*/5 * * * *", 5),
+        ("0 * * * *", 60),
+        ("0,1 3 * * *", 1),  # twice a day, a minute apart: its closest, not its mean
+        ("0 3 * * 1", 7 * 24 * 60),
+    ],
+)
+def test_a_schedules_shortest_gap_is_its_closest_two_runs(schedule: str, gap_minutes: int) -> None:
+    after = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
+    assert shortest_gap(schedule, "UTC", after).total_seconds() == gap_minutes * 60
+
+
+def test_a_schedule_that_runs_too_often_is_refused_at_its_field() -> None:
+    after = datetime(2026, 11, 29, 18, 0, tzinfo=UTC)
+    with pytest.raises(ScheduleError, match="1 minute apart at its closest") as refused:
+        check_often("0,1 3 * * *", "UTC", after, shortest=timedelta(minutes=15))
+    assert refused.value.field == "schedule"
+    check_often("*/15 * * * *", "UTC", after, shortest=timedelta(minutes=15))
