@@ -154,10 +154,13 @@ class IdTokenChecker:
 
     async def check_logout(self, logout_token: str) -> dict[str, Any]:
         """A back-channel logout token's claims (Back-Channel Logout 1.0, 2.6), once every
-        check passed: signed, issuer, audience, iat, the logout event, a sub or a sid, no
-        nonce, and a jti not seen before."""
+        check passed: signed, issuer, audience, iat, exp, the logout event, a sub or a sid,
+        no nonce, and a jti not seen before."""
         what = "the logout token"
-        claims = await self._decode(logout_token, what, ["iss", "aud", "iat", "jti", "events"])
+        # exp is required (Back-Channel Logout 1.0, 2.4): one without was good for ever, and
+        # its jti is remembered for an hour only.
+        required = ["iss", "aud", "iat", "exp", "jti", "events"]
+        claims = await self._decode(logout_token, what, required)
         events = claims["events"]
         if not isinstance(events, dict) or not isinstance(events.get(BACKCHANNEL_LOGOUT), dict):
             raise IdTokenRefused("the logout token carries no back-channel logout event")

@@ -148,6 +148,7 @@ async def test_a_back_channel_logout_token_is_checked_and_used_once() -> None:
         ({"nonce": "n"}, "has a nonce"),
         ({"sub": None}, "names no subject and no session"),
         ({"jti": None}, "lacks its 'jti'"),
+        ({"exp": None}, "lacks its 'exp'"),  # good for ever before
         ({"aud": "another-client"}, "the logout token is for another client"),
         ({"iss": "https://evil.example.org"}, "another issuer made the logout token"),
     ],
