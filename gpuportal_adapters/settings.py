@@ -122,9 +122,11 @@ class HubSettings(ClusterSettings):
     session_idle_hours: float = Field(
         2.0,
         ge=0,
-        description="A hub login ends after this many hours without a page or API call of the "
-        "user's (checked at the next one); 0: no idle limit. Tokens made on the token page "
-        "keep their own expiry.",
+        description="A hub login ends after this many hours without a request of the "
+        "person's browser (a hub page, or the portal or a server checking its token; a "
+        "session's own calls do not count), with the tokens it gave the portal and the "
+        "servers; checked at the next request; 0: no idle limit. Tokens made on the token "
+        "page keep their own expiry.",
     )
     admins_enter_sessions: bool = Field(
         False,

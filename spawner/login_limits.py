@@ -1,14 +1,21 @@
 """How long a hub login lasts: `PORTAL_SESSION_HOURS` from the login (JupyterHub's
 `cookie_max_age_days`, set by the config), and until `PORTAL_SESSION_IDLE_HOURS` without a
-page or API call of the user's.
+request of the person's own.
 
-Each request the hub answers notes its user (gpuportal_spawner.request_log). The check is the
-authenticators' `refresh_user`, which JupyterHub calls before it serves a request once the
-user's last refresh is `auth_refresh_age` old (5 minutes in the demo): a user idle for hours is
-always checked at their next request. Past the limit, the user's hub logins end, every browser's
-(JupyterHub finds a login by the user's cookie id: a new one), and the request is sent to the
-login page. Their running servers keep running, and so do the tokens made on the token page
-and the servers' own cookies, which last as long as a login may (`oauth_token_expires_in`).
+The person's requests are those their browser makes (gpuportal_spawner.request_log notes each):
+with the hub's login cookie, or with a token the browser was given at a login (its OAuth
+`session_id`) that a server or the portal checks with the hub (`/hub/api/user`, at most every
+few minutes while the browser uses them). A session's own calls (its activity, GPU readings,
+the lab's notebook jobs) and tokens from the Token page are not the person and keep no login
+alive: before, a running session kept its user's login open for good.
+
+The check is the authenticators' `refresh_user`, which JupyterHub calls before it serves a
+request once the user's last refresh is `auth_refresh_age` old (5 minutes in the demo): a user
+idle for hours is always checked at their next request. Past the limit, the user's hub logins
+end (`end_logins`), every browser's (JupyterHub finds a login by the user's cookie id: a new
+one), with the tokens those logins gave the portal and the user's servers, and the request is
+sent to the login page. Their running servers keep running, and so do the tokens made on the
+token page.
 
 A hub that starts again counts its users as seen at their first request. The record is the
 hub's (gpuportal_spawner.hub_state), as every hub in a process keeps its own.
@@ -19,9 +26,37 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from jupyterhub import orm
 from jupyterhub.utils import new_token
 
 from gpuportal_spawner.hub_state import hub_state
+
+# Where a server or the portal asks the hub who a browser's token belongs to.
+IDENTIFY_PATH = "/hub/api/user"
+
+
+def end_logins(db: Any, user: Any) -> int:
+    """End every hub login of the user, in every browser (a new cookie id), and the tokens
+    those logins gave the portal and the user's servers (their OAuth session_id); tokens made
+    on the Token page keep their own expiry. The count of tokens ended."""
+    user.cookie_id = new_token()
+    ended = db.query(orm.APIToken).filter(
+        orm.APIToken.user_id == user.id, orm.APIToken.session_id.isnot(None)
+    )
+    count: int = ended.delete(synchronize_session=False)
+    db.commit()
+    return count
+
+
+def by_the_person(handler: Any) -> bool:
+    """Whether the request came from the person's browser: the hub's login cookie, or a token
+    of one of their logins checked by a server or the portal."""
+    if not getattr(handler, "_token_authenticated", False):
+        return True
+    if handler.request.path.rstrip("/") != IDENTIFY_PATH:
+        return False  # a session's own call, a script's: not the person
+    token = handler.get_token()  # only here: one lookup a browser's few minutes
+    return token is not None and bool(token.session_id)
 
 
 class IdleLogins:
@@ -49,8 +84,8 @@ class IdleLogins:
             user.name,
             idle / 60,
         )
-        user.cookie_id = new_token()
-        handler.db.commit()
+        tokens = end_logins(handler.db, user)
+        handler.log.info("%s: %d token(s) of those logins ended", user.name, tokens)
         self._seen.pop(user.name, None)
         return True
 

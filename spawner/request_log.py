@@ -1,5 +1,5 @@
 """Every request the hub answers: JupyterHub's log line, then what the portal notes of it,
-the user's last call (gpuportal_spawner.login_limits) and an admin let into another user's
+the person's last request (gpuportal_spawner.login_limits) and an admin let into another user's
 server (gpuportal_spawner.admin_entry).
 
 Tornado calls the application's `log_function` after each request with its handler; JupyterHub
@@ -16,7 +16,7 @@ from typing import Any
 from jupyterhub.log import log_request as jupyterhub_log_request
 
 from gpuportal_spawner import admin_entry
-from gpuportal_spawner.login_limits import idle_logins
+from gpuportal_spawner.login_limits import by_the_person, idle_logins
 
 
 def requesting_user(handler: Any) -> Any:
@@ -34,5 +34,6 @@ def log_request(handler: Any) -> None:
     user = requesting_user(handler)
     if user is None:
         return
-    idle_logins(user).note(user.name, time.monotonic())
+    if by_the_person(handler):
+        idle_logins(user).note(user.name, time.monotonic())
     admin_entry.audit_entry(handler, user)

@@ -9,9 +9,8 @@ import re
 import secrets
 from typing import Any
 
-from jupyterhub import orm
 from jupyterhub.handlers import BaseHandler
-from jupyterhub.utils import new_token, url_path_join
+from jupyterhub.utils import url_path_join
 from oauthenticator.oauth2 import (
     STATE_COOKIE_NAME,
     OAuthCallbackHandler,
@@ -22,6 +21,7 @@ from tornado import web
 
 from gpuportal_spawner.audit import audit
 from gpuportal_spawner.id_token import IdTokenRefused
+from gpuportal_spawner.login_limits import end_logins
 from gpuportal_spawner.metrics import LOGIN_FAILURES
 
 # The ID token of the sign-in, kept (signed, HTTPS only) for the provider's logout: the hint
@@ -188,12 +188,7 @@ class BackChannelLogoutHandler(BaseHandler):
             return
         user = self.find_user(name) if name else None
         if user is not None:
-            user.cookie_id = new_token()
-            ended = self.db.query(orm.APIToken).filter(
-                orm.APIToken.user_id == user.id, orm.APIToken.session_id.isnot(None)
-            )
-            tokens = ended.delete(synchronize_session=False)
-            self.db.commit()
+            tokens = end_logins(self.db, user)
             self.log.info("The provider ended %s's sign-in (%d browser tokens)", name, tokens)
             audit("logout", user=name, address=self.request.remote_ip, via="back-channel")
         self.finish()

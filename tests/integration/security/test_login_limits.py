@@ -63,3 +63,32 @@ def test_a_login_in_use_lasts_the_session_hours_and_no_longer(limits_hub: Hub) -
         time.sleep(5)
     time.sleep(max(0.0, SESSION_S + 2 - (time.monotonic() - started)))
     assert not signed_in(limits_hub, bob)
+
+
+def test_a_running_session_keeps_no_login_open_and_the_logins_tokens_end(
+    limits_hub: Hub,
+) -> None:
+    """The session's own calls (its activity every 5 s here, its GPU readings) counted as
+    bob's: his login never went idle while it ran, and when a login did end, the token it had
+    given the portal stayed good (issue 68, 5)."""
+    bob = limits_hub.login("bob")
+    portal = f"{limits_hub.url}/services/portal/api/jobs"
+    # The portal's page signs him in through the hub's OAuth: a token of this login.
+    assert bob.get(f"{limits_hub.url}/services/portal/jobs", timeout=30).ok
+    assert bob.get(portal, timeout=30).status_code == 200
+    started = limits_hub.api(
+        bob, "POST", "/users/bob/server", json={"user_options": {"profile": "gpu-1"}}
+    )
+    assert started.status_code in (201, 202), started.text
+    limits_hub.wait_ready(bob, "bob")
+    try:
+        time.sleep(IDLE_S + 8)  # the session calls the hub all along; bob does nothing
+        assert not signed_in(limits_hub, bob)
+        assert "token(s) of those logins ended" in limits_hub.log_path.read_text()
+        # The portal asks the hub about a token again within 30 s: then it is refused.
+        deadline = time.monotonic() + 45
+        while bob.get(portal, timeout=30, allow_redirects=False).status_code == 200:
+            assert time.monotonic() < deadline, "the portal still takes the ended login's token"
+            time.sleep(3)
+    finally:
+        limits_hub.stop_server(limits_hub.login("bob"), "bob")
