@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from gpuportal_adapters.image_archive import archive_problem
+from gpuportal_adapters.root_owned import not_root_owned
 from gpuportal_core.environments import EnvironmentSpecError, check_environment_fields
 from gpuportal_portal import crud
 from gpuportal_portal.models import Environment
@@ -28,9 +29,10 @@ def check_environment(session: Session, values: dict[str, Any]) -> list[Problem]
     except EnvironmentSpecError as error:
         problems.append(Problem(error.field, error.message))
     else:
-        problem = image_problem(values)
+        field, problem = owner_problem(values)
+        problem = problem or image_problem(values)
         if problem:
-            problems.append(Problem("image", problem))
+            problems.append(Problem(field, problem))
     known = {profile.slug for profile in crud.list_profiles(session)}
     unknown = sorted(set(values["profiles"]) - known)
     if unknown:
@@ -41,6 +43,16 @@ def check_environment(session: Session, values: dict[str, Any]) -> list[Problem]
             )
         )
     return problems
+
+
+def owner_problem(values: dict[str, Any]) -> tuple[str, str | None]:
+    """The field whose path other users' sessions run, and what lets another account than
+    root change it (gpuportal_adapters.root_owned); a registry reference has no path here."""
+    if values["kind"] in ("venv", "conda"):
+        return "prefix", not_root_owned(values["prefix"])
+    if values["kind"] == "container" and values["image"].startswith("/"):
+        return "image", not_root_owned(values["image"], inside=())
+    return "image", None
 
 
 def image_problem(values: dict[str, Any]) -> str | None:

@@ -37,6 +37,10 @@ def test_create_list_and_audit(portal: TestClient, tokens: dict[str, str]) -> No
     ("body", "field", "rule"),
     [
         ({"kind": "venv", "prefix": "opt/envs/x"}, "prefix", "absolute path"),
+        # An admin's own folder, or one anyone may write: code of hers in others' sessions.
+        ({"kind": "venv", "prefix": "/home/carol"}, "prefix", "belongs to carol, not root"),
+        ({"kind": "conda", "prefix": "/tmp"}, "prefix", "can be written by others than root"),
+        ({"kind": "venv", "prefix": "/opt/nowhere"}, "prefix", "does not exist on the login"),
         ({"kind": "modules", "modules": []}, "modules", "at least one module"),
         ({"kind": "modules", "modules": ["a\nb"]}, "modules", "use letters, digits"),
         ({"kind": "container", "image": "ubuntu:22.04"}, "image", "docker://"),
