@@ -383,7 +383,9 @@ c.JupyterHub.services.append(
 c.JupyterHub.services.append({"name": "prometheus", "api_token": service_token("prometheus")})
 # Who may do what: users, their sessions' tokens, admins, the services (hub_routes says each).
 c.JupyterHub.custom_scopes = hub_routes.CUSTOM_SCOPES
-c.JupyterHub.load_roles = hub_routes.roles(c.ClusterDirectory.admin_ldap_groups)
+c.JupyterHub.load_roles = hub_routes.roles(
+    c.ClusterDirectory.admin_ldap_groups, admins_enter=settings.admins_enter_sessions
+)
 
 # A batchspawner setting GpuSlurmSpawner does not read stops the hub here, saying what to set.
 refuse_unused(c)

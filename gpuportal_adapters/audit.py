@@ -34,7 +34,8 @@ ACTIONS: dict[str, str] = {
     "session_entered": "An admin let into another user's server (only where the site lets "
     "admins enter sessions, PORTAL_ADMINS_ENTER_SESSIONS): server, by (the admin), role, "
     "address; user is the server's owner.",
-    "spawn": "A session's job submitted: server, profile, gpus, cores, mem_gb, runtime, "
+    "spawn": "A session's job submitted: server, by (who started it) and role (owner, admin, "
+    "service, or hub for a start of its own), profile, gpus, cores, mem_gb, runtime, "
     "environment, partition, job.",
     "stop": "A session ended: server, job, why (stopped on the hub, culled and by which limit, "
     "or Slurm's end: time limit, node failure...); for a stop asked of the hub's API, by (who "

@@ -131,8 +131,9 @@ class HubSettings(ClusterSettings):
     admins_enter_sessions: bool = Field(
         False,
         description="Whether the admin groups' members may open users' servers (JupyterLab, "
-        "terminals, shared TensorBoards) as JupyterHub admins, each entry audited; false: they "
-        "manage users and servers (start, stop, the admin page) without entering.",
+        "terminals, shared TensorBoards) through JupyterHub's consent page, each entry "
+        "audited (never as JupyterHub admins, who could make a token for the user); false: "
+        "they manage users and servers (start, stop, the admin page) without entering.",
     )
     auth_refresh_age: int = Field(
         300, description="Seconds before a user's LDAP groups are read again."

@@ -3,7 +3,8 @@ names.
 
 gpuportal_spawner.audit.configure(state / "audit")   # in jupyterhub_config.py
 
-One record per stop: the session's `stop` record says why the job ended and, for a stop the
+A spawn's record names who started the server and as what (`started_by`). One record per
+stop: the session's `stop` record says why the job ended and, for a stop the
 hub's API was asked for, who asked and as what (the owner, an admin, or a service such as the
 idle culler). The API's stop handler (gpuportal_spawner.stop_handler) notes the requester just
 before JupyterHub stops the server; the session's stop takes the note. (A request record of
@@ -35,6 +36,19 @@ def requester(who: Any, owner: str) -> dict[str, str]:
     else:
         role = "admin"
     return {"by": name, "role": role}
+
+
+def started_by(handler: Any, owner: str) -> dict[str, str]:
+    """Who asked for a start of owner's server, and as what (the owner, an admin, a service
+    such as the spawn-resumer), from the request's handler JupyterHub gives the spawner while
+    it starts; the hub itself where no request asked (a server resumed at its start)."""
+    try:
+        who = handler.current_user if handler is not None else None
+    except RuntimeError:  # a handler whose user was never looked up
+        who = None
+    if who is None:
+        return {"by": "hub", "role": "hub"}
+    return requester(who, owner)
 
 
 def note_stop_request(who: Any, owner: str, server: str) -> None:

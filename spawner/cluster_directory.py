@@ -61,9 +61,10 @@ class ClusterDirectory(LoggingConfigurable):
     admins_enter_sessions = Bool(
         False,
         config=True,
-        help="Whether members of admin_ldap_groups are JupyterHub admins, who may open users' "
-        "servers; False: they are not, and the role the config gives their groups manages "
-        "users and servers without entering them.",
+        help="Whether members of admin_ldap_groups may open users' servers (their role "
+        "gains access:servers: through JupyterHub's consent page, audited); False: the role "
+        "the config gives their groups manages users and servers without entering them. "
+        "They are never JupyterHub admins (whose tokens scope reached servers unrecorded).",
     )
     session_idle_seconds = Float(
         0.0,
@@ -135,7 +136,10 @@ class ClusterDirectory(LoggingConfigurable):
     def _directory_model(self, login: str, groups: frozenset[str]) -> dict[str, Any]:
         return {
             "name": login,
-            "admin": self.admins_enter_sessions and bool(groups & self.admin_ldap_groups),
+            # Never JupyterHub's admin: its `tokens` scope made a token for a user that
+            # reached their server with no consent step; admins_enter_sessions adds only
+            # access:servers to their role (gpuportal_spawner.admin_entry).
+            "admin": False,
             # With manage_groups (on by default here) the hub mirrors these as its groups, which
             # is what profile visibility and the portal's admin check read.
             "groups": sorted(groups),

@@ -52,7 +52,7 @@ def extra_handlers() -> list[tuple[str, type]]:
 CUSTOM_SCOPES = {NOTEBOOK_JOBS_SCOPE: {"description": SCOPE_DESCRIPTION}}
 
 
-def roles(admin_groups: set[str]) -> list[dict[str, Any]]:
+def roles(admin_groups: set[str], *, admins_enter: bool = False) -> list[dict[str, Any]]:
     """Every role the hub loads: the users', their sessions', the admins' and the services'."""
     return [
         # Every user may open the portal (its pages decide what they may do there).
@@ -81,7 +81,7 @@ def roles(admin_groups: set[str]) -> list[dict[str, Any]]:
             "scopes": ["list:users", "read:users", "admin:server_state", "servers"],
             "services": ["spawn-resumer"],
         },
-        admin_entry.admin_role(admin_groups),
+        admin_entry.admin_role(admin_groups, enter=admins_enter),
         {
             "name": "idle-culler",
             "scopes": ["list:users", "read:users:activity", "read:servers", "delete:servers"],

@@ -28,7 +28,7 @@ from gpuportal_spawner import (
     capacity,
     session_tls,  # internal TLS for the job
 )
-from gpuportal_spawner.audit import audit
+from gpuportal_spawner.audit import audit, started_by
 from gpuportal_spawner.errors import spawn_error
 from gpuportal_spawner.hub_state import hub_state
 from gpuportal_spawner.metrics import QUEUE_WAIT
@@ -271,6 +271,7 @@ class GpuSlurmSpawner(SessionJob):
             "spawn",
             user=self.user.name,
             server=self.name,
+            **started_by(getattr(self, "handler", None), self.user.name),
             profile=profile.slug,
             gpus=profile.gpus,
             cores=profile.gpus * profile.cores_per_gpu,

@@ -78,6 +78,7 @@ def test_who_did_what_is_recorded_and_readable_by_admins_only(
     spawn = next(e for e in seen if e["action"] == "spawn")
     assert (spawn["profile"], spawn["gpus"], spawn["cores"], spawn["mem_gb"]) == ("gpu-1", 1, 8, 48)
     assert spawn["runtime"] == "01:00:00" and spawn["job"] and spawn["source"] == "hub"
+    assert (spawn["by"], spawn["role"]) == ("alice", "owner")  # who started whose server
     stop = next(e for e in seen if e["action"] == "stop")
     assert stop["job"] == spawn["job"] and "stopped on the hub" in stop["why"]
     extend = next(e for e in seen if e["action"] == "extend")

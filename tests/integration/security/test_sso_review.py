@@ -216,6 +216,12 @@ def test_where_the_site_lets_admins_in_each_entry_is_audited(
         (entered,) = [r for r in audit_records(hub) if r.get("action") == "session_entered"]
         assert (entered["user"], entered["by"], entered["role"]) == ("dave", "carol", "admin")
         assert entered["server"] == "" and entered["time"]
+        # No way around the consent page: as JupyterHub's admin she could make a token for
+        # dave, which opened his server with no page and no record (issue 68, item 4).
+        carol = sign_in(hub.url, "carol")
+        minted = hub.api(carol, "POST", "/users/dave/tokens", json={"note": "as dave"})
+        assert minted.status_code == 403, minted.text
+        assert hub.api(carol, "GET", "/users/dave").status_code == 200  # she still manages
     finally:
         hub.stop_server(dave, "dave")
         hub.stop()

@@ -24,8 +24,22 @@ def test_the_admin_role_manages_servers_without_entering_them() -> None:
         assert entering not in granted
 
 
+def test_where_admins_may_enter_their_role_gains_that_one_scope() -> None:
+    """Not JupyterHub's admin role: its `tokens` scope made a token for dave that reached his
+    server with no consent step and no record (issue 68, item 4)."""
+    role = admin_entry.admin_role({"hpc-admins"}, enter=True)
+    granted = expand_scopes(role["scopes"])
+    assert "access:servers" in granted
+    for beyond in ("shares", "tokens", "admin:users", "admin:auth_state"):
+        assert beyond not in granted
+    assert set(role["scopes"]) - set(admin_entry.admin_role({"hpc-admins"})["scopes"]) == {
+        "access:servers"
+    }
+
+
 def handler(path: str, status: int, user: Any, redirect_uri: str) -> Any:
     return SimpleNamespace(
+        authenticator=SimpleNamespace(admin_ldap_groups={"hpc-admins"}),
         user=user,
         request=SimpleNamespace(path=path, remote_ip="10.0.0.7"),
         get_status=lambda: status,
@@ -33,7 +47,8 @@ def handler(path: str, status: int, user: Any, redirect_uri: str) -> Any:
     )
 
 
-CAROL = SimpleNamespace(name="carol", admin=True)
+# An admin by her group, as the hub has her (never JupyterHub's admin flag).
+CAROL = SimpleNamespace(name="carol", admin=False, groups=[SimpleNamespace(name="hpc-admins")])
 AUTHORIZE = "/hub/api/oauth2/authorize"
 
 
@@ -52,7 +67,7 @@ AUTHORIZE = "/hub/api/oauth2/authorize"
             handler(
                 AUTHORIZE,
                 302,
-                SimpleNamespace(name="erin", admin=False),
+                SimpleNamespace(name="erin", admin=False, groups=[SimpleNamespace(name="vision")]),
                 "/user/dave/tb-x/oauth_callback",
             ),
             None,  # shared with her: no admin's entry

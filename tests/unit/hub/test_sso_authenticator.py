@@ -47,8 +47,9 @@ async def test_groups_and_admin_come_from_ldap() -> None:
     made = await authenticator(user("carol", "hpc-admins")).update_auth_model(model("carol"))
     assert made["admin"] is False  # the admin group's role manages; it does not enter
     assert made["auth_state"]["groups"] == ["hpc-admins"]
+    # Where admins may enter, by their role's access:servers, never as JupyterHub's admin.
     entering = authenticator(user("carol", "hpc-admins"), admins_enter_sessions=True)
-    assert (await entering.update_auth_model(model("carol")))["admin"] is True
+    assert (await entering.update_auth_model(model("carol")))["admin"] is False
 
 
 async def test_a_name_ldap_lacks_is_refused_saying_so() -> None:
@@ -81,7 +82,7 @@ async def test_ldap_down_says_so_and_is_not_a_refusal() -> None:
 async def test_a_groups_claim_replaces_ldap_groups_but_not_ldap() -> None:
     claimed = authenticator(user("alice", "ds"), groups_claim="groups", admins_enter_sessions=True)
     made = await claimed.update_auth_model(model("alice", groups=["hpc-admins"]))
-    assert made["admin"] is True and made["auth_state"]["groups"] == ["hpc-admins"]
+    assert made["admin"] is False and made["auth_state"]["groups"] == ["hpc-admins"]
     with pytest.raises(SignInRefused):
         await authenticator(None, groups_claim="groups").update_auth_model(
             model("alice", groups=["hpc-admins"])
