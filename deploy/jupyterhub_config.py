@@ -155,6 +155,8 @@ if settings.login == "sso":
     c.ClusterOIDCAuthenticator.client_secret = secret_file.read_text().strip()
     c.ClusterOIDCAuthenticator.ca_file = settings.sso_ca_file or f"{settings.state}/demo-ca/ca.pem"
     c.ClusterOIDCAuthenticator.groups_claim = settings.sso_groups_claim
+    # Used logout tokens' ids, kept across restarts until each expires.
+    c.ClusterOIDCAuthenticator.logout_state_dir = str(state)
     # Refused second factors, from the provider's log (the local cluster's: deploy/local/sso.sh).
     provider_log = Path(settings.sso_provider_log or f"{settings.state}/sso-log/portal.log")
     if settings.sso_provider_log or provider_log.exists():

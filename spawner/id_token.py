@@ -17,11 +17,15 @@ rotated its keys), at most once a minute.
 from __future__ import annotations
 
 import hmac
+import json
 import time
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import jwt
+
+from gpuportal_adapters.whole_file import replace_whole
 
 # Asymmetric algorithms only: an HMAC-signed token would be checked with the client secret,
 # which the hub shares with the provider; "none" is never accepted.
@@ -41,8 +45,9 @@ _REFUSALS: tuple[tuple[type[jwt.InvalidTokenError], str], ...] = (
 )
 # OpenID Connect Back-Channel Logout 1.0, 2.4: the event a logout token carries.
 BACKCHANNEL_LOGOUT = "http://schemas.openid.net/event/backchannel-logout"
-# How long a logout token's jti is kept, against its replay (its exp is minutes at most).
-JTI_KEEP_SECONDS = 3600.0
+# A logout token is good for minutes; one good for longer than this is refused, so that its
+# jti, kept against a replay until its exp, is kept a day at most.
+LOGOUT_LIFE_MAX_SECONDS = 86400.0
 
 
 class IdTokenRefused(Exception):
@@ -56,6 +61,7 @@ class IdTokenChecker:
         client_id: str,
         fetch_keys: Callable[[], Awaitable[dict[str, Any]]],
         algorithms: tuple[str, ...] = ALGORITHMS,
+        jti_file: Path | None = None,
     ) -> None:
         self.issuer = issuer
         self.client_id = client_id
@@ -63,13 +69,20 @@ class IdTokenChecker:
         self.algorithms = algorithms
         self._keys: dict[str, jwt.PyJWK] = {}
         self._fetched = float("-inf")
-        self._jtis: dict[str, float] = {}  # logout tokens' ids seen, and when
+        # Logout tokens' ids seen, to their exp (epoch seconds): in jti_file, the hub's state,
+        # so that a restart of the hub does not make a logout token good again.
+        self.jti_file = jti_file
+        self._jtis: dict[str, float] = self._read_jtis()
         self.keys_from = ""  # the provider's jwks_uri, where fetch_keys reads them
         self._signed_in: dict[str, str] = {}  # "sub:X" and "sid:Y" of sign-ins, to user names
 
     @classmethod
     def for_provider(
-        cls, document: dict[str, Any], client_id: str, fetch_keys: Callable[[], Awaitable[Any]]
+        cls,
+        document: dict[str, Any],
+        client_id: str,
+        fetch_keys: Callable[[], Awaitable[Any]],
+        jti_file: Path | None = None,
     ) -> IdTokenChecker:
         """A checker of the provider its discovery document describes."""
         announced = document.get("id_token_signing_alg_values_supported") or ALGORITHMS
@@ -78,6 +91,7 @@ class IdTokenChecker:
             client_id,
             fetch_keys,
             tuple(alg for alg in ALGORITHMS if alg in announced),
+            jti_file,
         )
         made.keys_from = str(document.get("jwks_uri") or "")
         return made
@@ -168,10 +182,28 @@ class IdTokenChecker:
             raise IdTokenRefused("the logout token has a nonce, as an ID token would")
         if not claims.get("sub") and not claims.get("sid"):
             raise IdTokenRefused("the logout token names no subject and no session")
-        now = time.monotonic()
-        self._jtis = {jti: t for jti, t in self._jtis.items() if now - t < JTI_KEEP_SECONDS}
-        jti = str(claims["jti"])
+        now, expires = time.time(), float(claims["exp"])
+        if expires - now > LOGOUT_LIFE_MAX_SECONDS:
+            raise IdTokenRefused("the logout token is good for over a day (its exp)")
+        self._jtis = {jti: until for jti, until in self._jtis.items() if until > now}
+        jti = str(claims["jti"])[:256]
         if jti in self._jtis:
             raise IdTokenRefused("the logout token was sent before (its jti)")
-        self._jtis[jti] = now
+        self._jtis[jti] = expires
+        self._write_jtis()
         return claims
+
+    def _read_jtis(self) -> dict[str, float]:
+        if self.jti_file is None:
+            return {}
+        try:
+            kept = json.loads(self.jti_file.read_text()[:10_000_000])
+        except (OSError, ValueError):
+            return {}  # none yet, or half a file of an older version: start afresh
+        if not isinstance(kept, dict):
+            return {}
+        return {str(j): float(t) for j, t in kept.items() if isinstance(t, int | float)}
+
+    def _write_jtis(self) -> None:
+        if self.jti_file is not None:
+            replace_whole(self.jti_file, json.dumps(self._jtis))

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import time
 from functools import partial
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -95,6 +96,13 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         "",
         config=True,
         help="The provider's end-session endpoint; empty: from its discovery document.",
+    )
+    logout_state_dir = Unicode(
+        "",
+        config=True,
+        help="A folder of the hub's own (its state) where the ids of back-channel logout tokens "
+        "already used are kept until they expire, so that a restart does not take one again; "
+        "empty: kept in memory only.",
     )
     provider_log = Unicode(
         "",
@@ -212,7 +220,10 @@ class ClusterOIDCAuthenticator(ClusterDirectory, GenericOAuthenticator):
         jwks_uri = str(document.get("jwks_uri") or "")
         if self._id_tokens is None or self._id_tokens.keys_from != jwks_uri:
             keys = partial(self._provider_keys, jwks_uri)
-            self._id_tokens = IdTokenChecker.for_provider(document, self.client_id, keys)
+            jtis = (
+                Path(self.logout_state_dir) / "logout-jtis.json" if self.logout_state_dir else None
+            )
+            self._id_tokens = IdTokenChecker.for_provider(document, self.client_id, keys, jtis)
         for trait, key in (
             ("authorize_url", "authorization_endpoint"),
             ("token_url", "token_endpoint"),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import jwt
@@ -167,3 +168,22 @@ async def test_a_logout_token_signed_by_another_key_is_refused() -> None:
     )
     with pytest.raises(IdTokenRefused, match="signature does not match"):
         await checker(Provider((PROVIDER_KEY, "k1"))).check_logout(forged)
+
+
+async def test_a_used_logout_token_stays_used_after_a_restart(tmp_path: Path) -> None:
+    """Its jti was kept in memory for an hour: a hub started again took it once more."""
+    kept = tmp_path / "logout-jtis.json"
+    token = logout_token(sid="s-9")
+    first = IdTokenChecker(ISSUER, CLIENT, Provider((PROVIDER_KEY, "k1")).keys, jti_file=kept)
+    await first.check_logout(token)
+    again = IdTokenChecker(ISSUER, CLIENT, Provider((PROVIDER_KEY, "k1")).keys, jti_file=kept)
+    with pytest.raises(IdTokenRefused, match="sent before"):
+        await again.check_logout(token)
+    assert oct(kept.stat().st_mode & 0o777) == "0o600"
+
+
+async def test_a_logout_token_good_for_over_a_day_is_refused() -> None:
+    with pytest.raises(IdTokenRefused, match="good for over a day"):
+        await checker(Provider((PROVIDER_KEY, "k1"))).check_logout(
+            logout_token(exp=int(time.time()) + 2 * 86400)
+        )
