@@ -1,5 +1,6 @@
 """Every request body bounded before the app reads it: its size (413), and a JSON body's depth
-(422), with words, as the API's other refusals are ({"detail": ...}).
+(422, a problem at ["body"] as FastAPI's own), with words, as the API's other refusals are
+({"detail": ...}).
 
 uvicorn and Starlette take a body of any size, and FastAPI reads it whole before validating
 it; a body's Content-Length is believed only as a first refusal, the bytes that come are
@@ -49,7 +50,9 @@ class BodyLimit:
             await _refuse(send, 413, f"{error}: send less")
             return
         except bounded_json.TooDeep as error:
-            await _refuse(send, 422, f"{error}: send a flatter JSON document")
+            # In the shape of FastAPI's own 422s, a list of problems at their place.
+            words = f"{error}: send a flatter JSON document"
+            await _refuse(send, 422, [{"type": "too_deep", "loc": ["body"], "msg": words}])
             return
         except ValueError:
             await _refuse(send, 400, "the Content-Length header is not a number")
@@ -88,7 +91,7 @@ def _replay(body: bytes, closed: bool, receive: Receive) -> Receive:
     return again
 
 
-async def _refuse(send: Send, status: int, detail: str) -> None:
+async def _refuse(send: Send, status: int, detail: str | list[dict[str, Any]]) -> None:
     content = json.dumps({"detail": detail}).encode()
     await send(
         {

@@ -77,9 +77,15 @@ def test_a_body_that_nests_deep_is_a_422_not_a_500(
         f"{API}/jobs/preview", headers={**BOB, "Content-Type": "application/json"}, content=deep
     )
     assert answer.status_code == 422, answer.text
-    assert answer.json()["detail"] == (
-        "the body nests 100000 deep: at most 32: send a flatter JSON document"
-    )
+    (problem,) = answer.json()["detail"]
+    assert problem["loc"] == ["body"]
+    assert problem["msg"] == "the body nests 100000 deep: at most 32: send a flatter JSON document"
     # Brackets inside a string are text: a job whose argument holds them passes this check.
     text = {**NOTEBOOK_JOB, "args": ["note='" + "[" * 200 + "'"]}
     assert client[0].post(f"{API}/jobs/preview", headers=BOB, json=text).status_code != 422
+
+
+def test_the_413_is_in_the_api_document(client: tuple[TestClient, HubIdentity]) -> None:
+    document = client[0].get("/services/portal/openapi.json").json()
+    jobs = document["paths"]["/services/portal/api/jobs"]["post"]["responses"]
+    assert "413" in jobs and "over 1 MiB" in jobs["413"]["description"]
