@@ -9,11 +9,21 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
+from gpuportal_portal import job_checks
 from gpuportal_portal.app import create_app
 from gpuportal_portal.identity import HubIdentity
 from gpuportal_portal.settings import PortalSettings
 
 API = "/services/portal/api"
+# bob's token, and a notebook job of his as the API takes it.
+BOB = {"Authorization": "token full"}
+NOTEBOOK_JOB = {
+    "name": "nightly",
+    "launcher": "notebook",
+    "nodes": 1,
+    "gpus_per_node": 1,
+    "script": "/home/bob/train.ipynb",
+}
 ACCESS = "access:services!service=portal"
 # The scopes the hub reports for each token bob might present.
 TOKENS: dict[str, list[str]] = {
@@ -63,3 +73,10 @@ def client(tmp_path: Path) -> Iterator[tuple[TestClient, HubIdentity]]:
         # A route that queries on the event loop fails its test (gpuportal_portal.db).
         test_client.app.state.database.on_the_loop = "raise"  # type: ignore[attr-defined]
         yield test_client, identity
+
+
+@pytest.fixture
+def bob_home(monkeypatch: pytest.MonkeyPatch) -> None:
+    """bob's home as the cluster's directory would give it (no bob on this host): for the
+    requests that get as far as his folders."""
+    monkeypatch.setattr(job_checks, "home_of", lambda user: f"/home/{user}")

@@ -8,25 +8,9 @@ import time
 import pytest
 from fastapi.testclient import TestClient
 
-from gpuportal_portal import job_checks
 from gpuportal_portal.identity import HubIdentity
 from tests.unit.core.test_notebook_params import BOMB
-from tests.unit.portal.conftest import API
-
-BOB = {"Authorization": "token full"}
-NOTEBOOK_JOB = {
-    "name": "bomb",
-    "launcher": "notebook",
-    "nodes": 1,
-    "gpus_per_node": 1,
-    "script": "/home/bob/train.ipynb",
-}
-
-
-@pytest.fixture
-def bob_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    """bob's home as the cluster's directory would give it (no bob on this host)."""
-    monkeypatch.setattr(job_checks, "home_of", lambda user: f"/home/{user}")
+from tests.unit.portal.conftest import API, BOB, NOTEBOOK_JOB
 
 
 @pytest.mark.usefixtures("bob_home")

@@ -12,20 +12,12 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 
-from gpuportal_portal import job_checks
 from gpuportal_portal.identity import HubIdentity
 from tests.unit.core.test_notebook_params import BOMB
-from tests.unit.portal.conftest import API
+from tests.unit.portal.conftest import API, BOB, NOTEBOOK_JOB
 
-BOB = {"Authorization": "token full"}
-JOB: dict[str, Any] = {
-    "name": "hostile",
-    "launcher": "torchrun",
-    "nodes": 1,
-    "gpus_per_node": 1,
-    "script": "/home/bob/train.py",
-}
-NOTEBOOK = {**JOB, "launcher": "notebook", "script": "/home/bob/train.ipynb"}
+NOTEBOOK: dict[str, Any] = NOTEBOOK_JOB
+JOB = {**NOTEBOOK, "launcher": "torchrun", "script": "/home/bob/train.py"}
 # What an attacker types into a text field: long, nested, aliased, binary, odd Unicode.
 HOSTILE_TEXT = [
     "x" * 200_000,
@@ -61,11 +53,7 @@ def bodies() -> list[tuple[str, dict[str, Any]]]:
     return made
 
 
-@pytest.fixture(autouse=True)
-def bob_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(job_checks, "home_of", lambda user: f"/home/{user}")
-
-
+@pytest.mark.usefixtures("bob_home")
 def test_every_hostile_field_is_refused_in_words_in_bounded_time_and_memory(
     client: tuple[TestClient, HubIdentity],
 ) -> None:

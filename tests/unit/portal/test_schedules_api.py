@@ -11,19 +11,12 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import event
 
-from gpuportal_portal import job_checks, schedule_service
+from gpuportal_portal import schedule_service
 from gpuportal_portal.identity import HubIdentity
 from gpuportal_portal.models import JobRecord, NotebookSchedule, utcnow
-from tests.unit.portal.conftest import API
+from tests.unit.portal.conftest import API, BOB, NOTEBOOK_JOB
 
-BOB = {"Authorization": "token full"}
-JOB = {
-    "name": "nightly",
-    "launcher": "notebook",
-    "nodes": 1,
-    "gpus_per_node": 1,
-    "script": "/home/bob/train.ipynb",
-}
+JOB = NOTEBOOK_JOB
 
 
 @pytest.mark.parametrize(
@@ -127,10 +120,10 @@ def test_a_user_keeps_at_most_the_sites_count_of_definitions(
     assert "you keep 20 definitions on a schedule" in refused.json()["detail"][0]["msg"]
 
 
+@pytest.mark.usefixtures("bob_home")
 def test_a_begin_years_ahead_is_refused_at_its_field(
-    client: tuple[TestClient, HubIdentity], monkeypatch: pytest.MonkeyPatch
+    client: tuple[TestClient, HubIdentity],
 ) -> None:
-    monkeypatch.setattr(job_checks, "home_of", lambda user: f"/home/{user}")
     refused = client[0].post(
         f"{API}/jobs/preview", headers=BOB, json={**JOB, "begin": "9999-01-01T03:00:00+00:00"}
     )
