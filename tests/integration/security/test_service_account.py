@@ -82,7 +82,7 @@ def test_the_hub_its_proxy_and_its_services_run_as_the_service_account(hub: Hub)
 @pytest.mark.parametrize(
     "argv",
     [
-        ["-u", "root", "/usr/bin/tail", "-n", "1", "/etc/shadow"],
+        ["-u", "root", "/usr/bin/tail", "-c", "64", "--", "/etc/shadow"],
         ["/usr/bin/id"],
         ["-u", "root", "/usr/bin/sbatch", "--parsable"],
         ["-g", "root", "/usr/bin/id"],
@@ -108,14 +108,23 @@ def test_the_service_account_runs_nothing_as_root(cluster: None, argv: list[str]
         ["-u", "alice", "/usr/bin/rm", "-rf", "/home/alice"],
         ["-i", "-u", "alice"],
         ["-u", "alice", "-s"],
-        ["-u", "alice", "-E", "/usr/bin/tail", "-n", "1", "/etc/hostname"],
+        ["-u", "alice", "-E", "/usr/bin/tail", "-c", "64", "--", "/etc/hostname"],
         *(
-            ["-u", "alice", f"--preserve-env={name}", "/usr/bin/tail", "-n", "1", "/etc/hostname"]
+            [
+                "-u",
+                "alice",
+                f"--preserve-env={name}",
+                "/usr/bin/tail",
+                "-c",
+                "64",
+                "--",
+                "/etc/hostname",
+            ]
             for name in UNSAFE_ENV
         ),
         # Accounts that are not cluster users: the rule acts for the hub's groups only.
-        ["-u", "munge", "/usr/bin/tail", "-n", "1", "/etc/hostname"],
-        ["-u", "nobody", "/usr/bin/tail", "-n", "1", "/etc/hostname"],
+        ["-u", "munge", "/usr/bin/tail", "-c", "64", "--", "/etc/hostname"],
+        ["-u", "nobody", "/usr/bin/tail", "-c", "64", "--", "/etc/hostname"],
     ],
 )
 def test_no_shell_no_other_command_no_other_account(cluster: None, argv: list[str]) -> None:
@@ -126,7 +135,14 @@ def test_no_shell_no_other_command_no_other_account(cluster: None, argv: list[st
 def test_what_the_rule_lists_it_does_run_as_a_cluster_user(cluster: None) -> None:
     """The refusals above are the rule's, not a sudo that refuses everything."""
     allowed = sudo(
-        "-u", "alice", "--preserve-env=JUPYTERHUB_USER", "/usr/bin/tail", "-n", "1", "/etc/hostname"
+        "-u",
+        "alice",
+        "--preserve-env=JUPYTERHUB_USER",
+        "/usr/bin/tail",
+        "-c",
+        "64",
+        "--",
+        "/etc/hostname",
     )
     assert allowed.returncode == 0, allowed
     whoami = sudo("-u", "alice", "/usr/bin/test", "-d", "/home/alice", "-a", "-w", "/home/alice")
