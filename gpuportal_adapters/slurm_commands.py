@@ -180,13 +180,16 @@ async def _exchange(
         proc.stdin.close()
 
     async def read(stream: asyncio.StreamReader | None, keep: int, kill: bool) -> bytes:
-        kept = bytearray()
+        kept, killed = bytearray(), False
+        # Read to the end even past `keep` (what comes then is dropped): asyncio's wait() ends
+        # only once every pipe is closed, and a pipe left unread is never seen to close (make
+        # test's load showed it: a killed cat held its caller until the timeout).
         while stream is not None and (chunk := await stream.read(_CHUNK)):
             kept += chunk[: keep + 1 - len(kept)]  # one byte past `keep` says it went over
-            if len(kept) > keep and kill:
+            if len(kept) > keep and kill and not killed:
+                killed = True
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(proc.pid, signal.SIGKILL)
-                break
         return bytes(kept)
 
     _, out, err = await asyncio.gather(
