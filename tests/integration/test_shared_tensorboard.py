@@ -63,6 +63,10 @@ def test_a_shared_tensorboard_is_the_groups_and_nothing_more(
     said = bob.inner_text("form ul")
     assert "Identify the owner of the requesting entity" not in said, said  # issue 34, item 16
     assert "Know your user name and groups." in said, said
+    # Truthful while boards share the hub's origin (issue 68): not "it gets no access".
+    why = bob.inner_text("#oauth-why")
+    assert "a page alice put there could act as you at the hub and the portal" in why, why
+    bob.screenshot(path=str(folder(tmp_path) / "issue68-board-consent-light.png"))
     bob.click("#oauth-allow")
     bob.wait_for_url("**" + BOARD + "**")
     bob.wait_for_selector("text=demo/loss", timeout=60_000)
