@@ -113,9 +113,8 @@ def _note_problem(
     definition.next_record_id = None
     definition.failures = (definition.failures or 0) + 1
     if definition.failures >= settings.schedule_pause_after and definition.active:
-        definition.active = False
-        problem = f"Paused after {definition.failures} tries in a row: {problem}"
-        audit("schedule_paused", user=definition.user, schedule=definition.id, why=problem)
+        _pause(session, definition, f"Paused after {definition.failures} tries in a row: {problem}")
+        return
     definition.problem = problem[:300]
     definition.updated_at = utcnow()
     session.commit()
