@@ -36,6 +36,10 @@ from gpuportal_session.tensorboard_private import (
 )
 
 HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade", "trailer", "host"}
+# What the board's answers never carry to the visitor's browser (issue 68): whatever listens on
+# the board's socket is the owner's to replace, and a cookie it set, or a wipe of the visitor's
+# site data, would reach the visitor's other JupyterHub pages. TensorBoard sets no cookie.
+NEVER_PASSED = {"set-cookie", "set-cookie2", "clear-site-data"}
 
 
 def board_client(socket_path: str) -> aiohttp.ClientSession:
@@ -111,7 +115,7 @@ class BoardHandler(HubOAuthenticated, web.RequestHandler):
             content = fix_index(content)
         self.set_status(status)
         for key, value in headers_out:
-            if key.lower() not in HOP_HEADERS | {"content-length"}:
+            if key.lower() not in HOP_HEADERS | NEVER_PASSED | {"content-length"}:
                 self.set_header(key, value)
         for key, value in board_headers(headers_out).items():
             self.set_header(key, value)

@@ -82,3 +82,37 @@ async def test_the_boards_answers_pass_as_they_come_over_its_socket(tmp_path) ->
     finally:
         await client.close()
         server.stop()
+
+
+async def test_a_board_never_sets_a_cookie_in_the_visitors_browser(
+    handler: BoardHandler, tmp_path
+) -> None:
+    """Issue 68: the owner may replace TensorBoard on its socket with a page of her own; its
+    cookies (and a wipe of the visitor's site data) stop at the board's server, the rest of its
+    answer passes."""
+    from tornado.httpserver import HTTPServer
+    from tornado.netutil import bind_unix_socket
+
+    from gpuportal_session.board_server import board_client
+
+    class Hers(web.RequestHandler):
+        def get(self) -> None:
+            self.add_header("Set-Cookie", "jupyterhub-hub-login=hers; Domain=hub.example.org")
+            self.add_header("Set-Cookie", "_xsrf=hers; Path=/")
+            self.set_header("Clear-Site-Data", '"cookies"')
+            self.set_header("X-Board", "kept")
+            self.finish(b"her page")
+
+    path = str(tmp_path / "board.sock")
+    server = HTTPServer(web.Application([(r"/page", Hers)]))
+    server.add_socket(bind_unix_socket(path))
+    handler.board = board_client(path)
+    handler._transforms = []  # as tornado's Application sets them before a request runs
+    try:
+        await handler._forward("page")
+    finally:
+        await handler.board.close()
+        server.stop()
+    sent = {name.lower() for name, _ in handler._headers.get_all()}
+    assert "set-cookie" not in sent and "clear-site-data" not in sent, sent
+    assert handler._headers["X-Board"] == "kept" and handler.get_status() == 200
