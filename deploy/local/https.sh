@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The demo's HTTPS, as a site has its own: a CA of the demo's and the hub's certificate signed
-# by it, for the names a browser or a node uses (localhost, 127.0.0.1, hub and its address).
+# by it, for the names a browser or a node uses (localhost, 127.0.0.1, hub and its address,
+# hub.example.org and *.hub.example.org).
 # A site puts its own certificate in PORTAL_PUBLIC_TLS_CERT / _KEY instead (docs/explanation/security.md).
 #
 #   https.sh make    the CA (STATE/demo-ca/ca.pem, public; its key root's alone) and the hub's
@@ -30,12 +31,24 @@ make_ca() {
     say "demo CA: $CA_DIR/ca.pem"
 }
 
+# covers CERT SANS: CERT names every one of SANS (a comma-separated subjectAltName list).
+covers() {
+    local have wanted names
+    have=$(openssl x509 -noout -ext subjectAltName -in "$1" 2>/dev/null | tr -d ' ' | tr ',' '\n')
+    # Read into an array, not split by the shell: *.hub.example.org must not be globbed.
+    IFS=, read -ra names <<<"${2//IP:/IPAddress:}"
+    for wanted in "${names[@]}"; do
+        grep -qxF "$wanted" <<<"$have" || return 1
+    done
+}
+
 # issue NAME DIR OWNER SANS: DIR/NAME.key (OWNER's alone) and DIR/NAME.crt for SANS, signed by
-# the demo CA; kept while it has 30 days left and still chains to the CA.
+# the demo CA; kept while it has 30 days left, still chains to the CA and names every one of
+# SANS (a machine set up before a name was added gets a new one).
 issue() {
     local name=$1 dir=$2 owner=$3 names=$4 cert=$2/$1.crt
     if [ -s "$cert" ] && openssl x509 -checkend $((30 * 86400)) -noout -in "$cert" >/dev/null &&
-        openssl verify -CAfile "$CA_DIR/ca.pem" "$cert" >/dev/null 2>&1; then
+        openssl verify -CAfile "$CA_DIR/ca.pem" "$cert" >/dev/null 2>&1 && covers "$cert" "$names"; then
         return
     fi
     install -d -m 0700 -o "$owner" -g "$owner" "$dir"
@@ -52,9 +65,12 @@ issue() {
     say "$name certificate for $names, $DAYS days: $cert"
 }
 
+# The hub's site name and every user's subdomain of it too (JupyterHub's subdomain_host, a
+# wildcard as a site's CA issues one: issue 68), besides the names a node or a script uses.
+PUBLIC_NAME=${PORTAL_PUBLIC_NAME:-hub.example.org}
 make_cert() {
     issue hub "$TLS_DIR" "$SERVICE_USER" \
-        "DNS:localhost,IP:127.0.0.1,DNS:hub,IP:$(bash "$HERE/hosts.sh" addr hub),DNS:$(hostname)"
+        "DNS:localhost,IP:127.0.0.1,DNS:hub,IP:$(bash "$HERE/hosts.sh" addr hub),DNS:$(hostname),DNS:$PUBLIC_NAME,DNS:*.$PUBLIC_NAME"
 }
 
 # What the tests' and benches' own clients trust (requests, httpx, websockets): the system's

@@ -33,6 +33,9 @@ def test_the_hub_speaks_tls_with_a_certificate_of_the_demo_ca(hub: Hub) -> None:
         assert tls.version() in ("TLSv1.2", "TLSv1.3")
         names = [value for _, value in tls.getpeercert()["subjectAltName"]]
     assert {"127.0.0.1", "localhost", "hub"} <= set(names)
+    # The site's name and every user's subdomain of it, as JupyterHub's subdomain_host needs
+    # (issue 68): a wildcard, as a site's CA issues one.
+    assert {"hub.example.org", "*.hub.example.org"} <= set(names), names
     # A client that does not trust the demo CA is refused: it is a real check, not a pass-all.
     with pytest.raises(requests.exceptions.SSLError):
         requests.get(f"{hub.url}/hub/login", verify=PUBLIC_CAS, timeout=10)
