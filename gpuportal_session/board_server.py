@@ -40,6 +40,9 @@ HOP_HEADERS = {"connection", "keep-alive", "transfer-encoding", "te", "upgrade",
 # the board's socket is the owner's to replace, and a cookie it set, or a wipe of the visitor's
 # site data, would reach the visitor's other JupyterHub pages. TensorBoard sets no cookie.
 NEVER_PASSED = {"set-cookie", "set-cookie2", "clear-site-data"}
+# The board's answer headers left out: those, the hop ones, and its length (the index's body is
+# edited on its way; tornado counts the body it sends).
+DROPPED_ANSWER_HEADERS = HOP_HEADERS | NEVER_PASSED | {"content-length"}
 
 
 def board_client(socket_path: str) -> aiohttp.ClientSession:
@@ -115,7 +118,7 @@ class BoardHandler(HubOAuthenticated, web.RequestHandler):
             content = fix_index(content)
         self.set_status(status)
         for key, value in headers_out:
-            if key.lower() not in HOP_HEADERS | NEVER_PASSED | {"content-length"}:
+            if key.lower() not in DROPPED_ANSWER_HEADERS:
                 self.set_header(key, value)
         for key, value in board_headers(headers_out).items():
             self.set_header(key, value)

@@ -66,8 +66,9 @@ issue() {
 }
 
 # The hub's site name and every user's subdomain of it too (JupyterHub's subdomain_host, a
-# wildcard as a site's CA issues one: issue 68), besides the names a node or a script uses.
-PUBLIC_NAME=${PORTAL_PUBLIC_NAME:-hub.example.org}
+# wildcard as a site's CA issues one: issue 68), besides the names a node or a script uses. Not
+# a setting yet: nothing else reads the name until the hub serves users' subdomains.
+PUBLIC_NAME=hub.example.org
 make_cert() {
     issue hub "$TLS_DIR" "$SERVICE_USER" \
         "DNS:localhost,IP:127.0.0.1,DNS:hub,IP:$(bash "$HERE/hosts.sh" addr hub),DNS:$(hostname),DNS:$PUBLIC_NAME,DNS:*.$PUBLIC_NAME"
